@@ -1,0 +1,216 @@
+"""Suites: which metrics to compute, their weights, options and thresholds.
+
+A suite is built in (``behavior``, ``toolcall``, ``review``) or read from a TOML file::
+
+    name = "my-suite"
+    extends = "behavior"                 # optional: start from a built-in suite
+    metrics = ["accuracy", "efficiency", "safety", "coherence"]   # optional
+    [weights]
+    accuracy = 0.5
+    coherence = 0.2
+    [thresholds]
+    accept = 0.85
+    [options.efficiency]
+    max_steps_ref = 30
+
+Unknown keys, metrics, weights or options are load-time errors that name the key.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from agentgauge.metrics.base import (
+    Metric,
+    MetricOptionError,
+    UnknownMetricError,
+    create_metric,
+    get_metric_info,
+)
+from agentgauge.scoring import Thresholds
+
+__all__ = ["BUILTIN_SUITES", "Suite", "SuiteError", "load_suite"]
+
+
+class SuiteError(ValueError):
+    """A suite that cannot be loaded: unknown suite, key, metric, weight or option."""
+
+
+class Suite(BaseModel):
+    """What to compute and how to combine it.
+
+    Args:
+        name: the suite's name, echoed in results.
+        metrics: metric names to compute (reported even with weight 0).
+        weights: metric -> weight of the composite; metrics absent here weigh 0.
+        options: metric -> keyword options of that metric.
+        thresholds: recommendation and band cut-offs.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    metrics: list[str]
+    weights: dict[str, float] = Field(default_factory=dict)
+    options: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    thresholds: Thresholds = Field(default_factory=Thresholds)
+
+    def validate_names(self, origin: str = "suite") -> None:
+        """Check every metric, weight and option key; raise :class:`SuiteError` naming it."""
+        for name in self.metrics:
+            try:
+                get_metric_info(name)
+            except UnknownMetricError as exc:
+                raise SuiteError(f"{origin}: metrics: {exc}") from None
+        listed = set(self.metrics)
+        for key, w in self.weights.items():
+            if key not in listed:
+                raise SuiteError(
+                    f"{origin}: weights: unknown weight key {key!r} (not a metric of this "
+                    f"suite: {', '.join(self.metrics)})"
+                )
+            if w < 0:
+                raise SuiteError(f"{origin}: weights: {key!r} is negative ({w})")
+        if self.weights and sum(self.weights.values()) <= 0:
+            raise SuiteError(f"{origin}: weights: at least one weight must be positive")
+        for key, opts in self.options.items():
+            if key not in listed:
+                raise SuiteError(f"{origin}: options: unknown metric {key!r}")
+            info = get_metric_info(key)
+            unknown = sorted(set(opts) - set(info.options))
+            if unknown:
+                raise SuiteError(
+                    f"{origin}: options.{key}: unknown option {unknown[0]!r}; "
+                    f"its options: {', '.join(sorted(info.options)) or 'none'}"
+                )
+
+    def build_metrics(self) -> list[Metric]:
+        """Instantiate the suite's metrics with their options."""
+        built = []
+        for name in self.metrics:
+            try:
+                built.append(create_metric(name, self.options.get(name)))
+            except MetricOptionError as exc:
+                raise SuiteError(f"suite {self.name!r}: {exc}") from None
+        return built
+
+    def with_weights(self, weights: dict[str, float]) -> Suite:
+        """A copy whose weights are replaced for the given keys (validated)."""
+        suite = self.model_copy(update={"weights": {**self.weights, **weights}})
+        suite.validate_names("weights")
+        return suite
+
+
+BUILTIN_SUITES: dict[str, dict[str, Any]] = {
+    "behavior": {
+        "metrics": [
+            "accuracy",
+            "exact_match",
+            "efficiency",
+            "tool_usage",
+            "safety",
+            "coherence",
+            "adaptability",
+        ],
+        "weights": {"accuracy": 0.4, "efficiency": 0.3, "tool_usage": 0.2, "safety": 0.1},
+    },
+    "toolcall": {
+        "metrics": [
+            "tool_selection",
+            "parameter_accuracy",
+            "execution_success",
+            "response_quality",
+            "value_accuracy",
+        ],
+        "weights": {
+            "tool_selection": 0.40,
+            "parameter_accuracy": 0.35,
+            "execution_success": 0.25,
+            "response_quality": 0.0,
+        },
+    },
+    "review": {
+        "metrics": [
+            "time_taken",
+            "task_success",
+            "coordination_quality",
+            "tool_efficiency",
+            "planning_rational",
+            "output_similarity",
+        ],
+        "weights": {
+            name: 1 / 6
+            for name in (
+                "time_taken",
+                "task_success",
+                "coordination_quality",
+                "tool_efficiency",
+                "planning_rational",
+                "output_similarity",
+            )
+        },
+    },
+}
+
+
+def _builtin(name: str) -> Suite:
+    spec = BUILTIN_SUITES[name]
+    return Suite(name=name, metrics=list(spec["metrics"]), weights=dict(spec["weights"]))
+
+
+def load_suite(ref: str | Path) -> Suite:
+    """Load a built-in suite by name or a suite TOML file by path.
+
+    Args:
+        ref: ``behavior``, ``toolcall``, ``review``, or a path to a ``.toml`` file.
+
+    Raises:
+        SuiteError: for an unknown suite, an unreadable file, or an unknown key, metric,
+            weight or option (the message names the file and the key).
+    """
+    text_ref = str(ref)
+    if text_ref in BUILTIN_SUITES:
+        suite = _builtin(text_ref)
+        suite.validate_names(f"suite {text_ref!r}")
+        return suite
+    path = Path(text_ref)
+    if not path.exists():
+        raise SuiteError(
+            f"unknown suite {text_ref!r}: not a built-in suite "
+            f"({', '.join(BUILTIN_SUITES)}) and no such file"
+        )
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise SuiteError(f"{path}: cannot read suite file: {exc}") from None
+    base_name = data.pop("extends", None)
+    if base_name is not None:
+        if base_name not in BUILTIN_SUITES:
+            raise SuiteError(f"{path}: extends: unknown suite {base_name!r}")
+        base = _builtin(base_name).model_dump()
+    else:
+        base = {"metrics": [], "weights": {}}
+    merged: dict[str, Any] = {**base, "name": data.pop("name", path.stem)}
+    if "metrics" in data:
+        merged["metrics"] = data.pop("metrics")
+        merged["weights"] = {k: v for k, v in base["weights"].items() if k in merged["metrics"]}
+    if "weights" in data:
+        merged["weights"] = {**merged["weights"], **data.pop("weights")}
+    for key in ("options", "thresholds"):
+        if key in data:
+            merged[key] = {**base.get(key, {}), **data.pop(key)}
+    merged.update(data)  # anything left is an unknown key, reported by validation below
+    try:
+        suite = Suite.model_validate(merged)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = ".".join(str(p) for p in err["loc"])
+        raise SuiteError(f"{path}: {loc}: {err['msg']}") from None
+    if not suite.metrics:
+        raise SuiteError(f"{path}: metrics: the suite names no metric")
+    suite.validate_names(str(path))
+    return suite

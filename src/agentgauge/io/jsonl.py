@@ -1,0 +1,138 @@
+"""The native format: JSONL, one Trace per line, plain or gzip-compressed.
+
+Reading streams line by line and never holds a whole file. A line that is not valid JSON or
+not a valid Trace becomes a :class:`ReadError` naming the file, the line and the field, and
+reading goes on.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from pydantic import ValidationError
+
+from agentgauge.model import Trace
+
+__all__ = [
+    "RawLine",
+    "ReadError",
+    "count_lines",
+    "iter_raw_lines",
+    "open_text",
+    "parse_line",
+    "read_traces",
+    "write_traces",
+]
+
+
+@dataclass(frozen=True)
+class ReadError:
+    """A line that could not be read as a Trace.
+
+    Args:
+        source: the file it came from.
+        line: 1-based line number.
+        field: dotted path of the offending field, or None when the line is not JSON.
+        message: what is wrong.
+    """
+
+    source: str
+    line: int
+    field: str | None
+    message: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def __str__(self) -> str:
+        where = f"{self.source}:{self.line}"
+        return f"{where}: {self.field}: {self.message}" if self.field else f"{where}: {self.message}"
+
+
+@dataclass(frozen=True)
+class RawLine:
+    """One unparsed line, so that parsing can happen in a worker process."""
+
+    source: str
+    line: int
+    text: str
+
+    @property
+    def key(self) -> str:
+        return f"{self.source}#{self.line}"
+
+
+def open_text(path: str | Path, mode: str = "r") -> IO[str]:
+    """Open a text file, transparently gzip-compressed when its name ends in ``.gz``."""
+    p = Path(path)
+    if p.suffix == ".gz":
+        return io.TextIOWrapper(gzip.open(p, mode.replace("t", "") + "b"), encoding="utf-8")
+    return open(p, mode, encoding="utf-8")  # noqa: SIM115 (the caller closes it)
+
+
+def iter_raw_lines(path: str | Path) -> Iterator[RawLine]:
+    """Yield the non-blank lines of a JSONL file with their 1-based numbers."""
+    source = str(path)
+    with open_text(path) as fh:
+        for number, text in enumerate(fh, start=1):
+            if text.strip():
+                yield RawLine(source, number, text)
+
+
+def count_lines(paths: Iterable[str | Path]) -> int:
+    """Count the non-blank lines of the files (for a progress bar's total)."""
+    total = 0
+    for path in paths:
+        with open_text(path) as fh:
+            total += sum(1 for text in fh if text.strip())
+    return total
+
+
+def _field_path(loc: tuple[int | str, ...]) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def parse_line(raw: RawLine) -> Trace | ReadError:
+    """Parse one line into a Trace, or a ReadError naming the field at fault."""
+    try:
+        data = json.loads(raw.text)
+    except json.JSONDecodeError as exc:
+        return ReadError(raw.source, raw.line, None, f"invalid JSON: {exc.msg} at column {exc.colno}")
+    if not isinstance(data, dict):
+        return ReadError(raw.source, raw.line, None, f"expected a JSON object, got {type(data).__name__}")
+    try:
+        return Trace.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+        return ReadError(raw.source, raw.line, _field_path(err["loc"]), err["msg"] + more)
+
+
+def read_traces(path: str | Path) -> Iterator[Trace | ReadError]:
+    """Stream the Traces of a JSONL file; bad lines come out as ReadError and reading goes on.
+
+    Args:
+        path: a ``.jsonl`` file, optionally ``.gz``-compressed.
+    """
+    for raw in iter_raw_lines(path):
+        yield parse_line(raw)
+
+
+def write_traces(traces: Iterable[Trace], path: str | Path) -> int:
+    """Write Traces as JSONL (gzip when the name ends in ``.gz``); returns how many."""
+    n = 0
+    with open_text(path, "w") as fh:
+        for trace in traces:
+            fh.write(trace.model_dump_json(exclude_none=True))
+            fh.write("\n")
+            n += 1
+    return n

@@ -1,0 +1,14 @@
+"""Built-in metrics. Importing this package registers them; heavy libraries (torch, judges)
+are imported lazily inside the metrics that need them."""
+
+from agentgauge.metrics import behavior  # noqa: F401
+from agentgauge.metrics.base import (
+    BatchMetric,
+    Metric,
+    MetricResult,
+    create_metric,
+    list_metrics,
+    metric,
+)
+
+__all__ = ["BatchMetric", "Metric", "MetricResult", "create_metric", "list_metrics", "metric"]

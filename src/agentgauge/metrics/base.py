@@ -1,0 +1,260 @@
+"""The metric protocol, the result type and the registry.
+
+A metric reads one :class:`~agentgauge.model.Trace` and returns a :class:`MetricResult`:
+a value in [0, 1], or ``None`` with a reason when it does not apply or cannot be measured.
+Metrics are registered by name with :func:`metric`; third-party packages add theirs through
+the entry-point group ``agentgauge.metrics``.
+
+Example::
+
+    @metric("answer_length", description="1.0 when the answer is at most 200 characters")
+    def answer_length(trace: Trace, *, limit: int = 200) -> MetricResult:
+        text = str(trace.output or "")
+        return MetricResult(value=1.0 if len(text) <= limit else 0.0, details={"chars": len(text)})
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from importlib.metadata import entry_points
+from typing import Any, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from agentgauge.model import Trace
+
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "BatchMetric",
+    "Metric",
+    "MetricInfo",
+    "MetricOptionError",
+    "MetricResult",
+    "UnknownMetricError",
+    "create_metric",
+    "get_metric_info",
+    "list_metrics",
+    "load_plugins",
+    "metric",
+    "score_many",
+]
+
+ENTRY_POINT_GROUP = "agentgauge.metrics"
+
+
+class MetricResult(BaseModel):
+    """The outcome of one metric on one trace.
+
+    Args:
+        value: the score in [0, 1]; ``None`` when the metric does not apply or could not be
+            measured, in which case ``reason`` must say why.
+        details: sub-scores and evidence, JSON-serialisable.
+        reason: a short human-readable explanation.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    value: float | None
+    details: dict[str, Any] = Field(default_factory=dict)
+    reason: str | None = None
+
+    @model_validator(mode="after")
+    def _check(self) -> MetricResult:
+        if self.value is None:
+            if not self.reason:
+                raise ValueError("a metric result without a value needs a reason")
+        elif not 0.0 <= self.value <= 1.0:
+            raise ValueError(f"metric value {self.value!r} is outside [0, 1]")
+        return self
+
+    @classmethod
+    def missing(cls, reason: str, **details: Any) -> MetricResult:
+        """A result for a metric that does not apply or could not be measured."""
+        return cls(value=None, reason=reason, details=details)
+
+
+@runtime_checkable
+class Metric(Protocol):
+    """Scores one trace. ``name`` is the registry key and the weight key."""
+
+    name: str
+
+    def score(self, trace: Trace) -> MetricResult: ...
+
+
+@runtime_checkable
+class BatchMetric(Metric, Protocol):
+    """A metric that is cheaper over many traces at once (models, judges)."""
+
+    def score_batch(self, traces: Sequence[Trace]) -> list[MetricResult]: ...
+
+
+class UnknownMetricError(KeyError):
+    """Raised for a metric name that is not registered."""
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+class MetricOptionError(ValueError):
+    """Raised for an option a metric does not take, or a value it refuses."""
+
+
+@dataclass(frozen=True)
+class MetricInfo:
+    """What the registry knows about a metric."""
+
+    name: str
+    factory: Callable[..., Metric]
+    description: str
+    higher_is_better: bool
+    options: dict[str, Any]
+
+
+class _FunctionMetric:
+    """Adapts ``fn(trace, **options) -> MetricResult`` to the Metric protocol."""
+
+    def __init__(self, name: str, fn: Callable[..., MetricResult], options: dict[str, Any]):
+        self.name = name
+        self._fn = fn
+        self._options = options
+
+    def score(self, trace: Trace) -> MetricResult:
+        return self._fn(trace, **self._options)
+
+
+_REGISTRY: dict[str, MetricInfo] = {}
+_plugins_loaded = False
+
+
+def _option_defaults(target: Callable[..., Any], skip_first: bool) -> dict[str, Any]:
+    params = list(inspect.signature(target).parameters.values())
+    if skip_first:
+        params = params[1:]
+    return {
+        p.name: (None if p.default is inspect.Parameter.empty else p.default)
+        for p in params
+        if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)
+    }
+
+
+def metric(
+    name: str, *, description: str = "", higher_is_better: bool = True
+) -> Callable[[Any], Any]:
+    """Register a metric under ``name``.
+
+    Decorates either a class whose constructor takes the metric's options as keyword
+    arguments and whose instances follow :class:`Metric`, or a function
+    ``fn(trace, **options) -> MetricResult``.
+
+    Args:
+        name: registry key, also the key of the metric's weight in a suite.
+        description: one line shown by ``agentgauge metrics``.
+        higher_is_better: False for metrics where lower is better (reported, never inverted).
+    """
+
+    def register(obj: Any) -> Any:
+        if inspect.isclass(obj):
+            options = _option_defaults(obj.__init__, skip_first=True)
+
+            def class_factory(**opts: Any) -> Metric:
+                instance = obj(**opts)
+                instance.name = name
+                return instance  # type: ignore[no-any-return]
+
+            factory: Callable[..., Metric] = class_factory
+        elif callable(obj):
+            options = _option_defaults(obj, skip_first=True)
+
+            def function_factory(**opts: Any) -> Metric:
+                return _FunctionMetric(name, obj, opts)
+
+            factory = function_factory
+        else:
+            raise TypeError(f"@metric({name!r}) decorates a class or a function, not {obj!r}")
+        doc = description or (inspect.getdoc(obj) or "").split("\n", 1)[0]
+        _REGISTRY[name] = MetricInfo(name, factory, doc, higher_is_better, options)
+        return obj
+
+    return register
+
+
+def load_plugins() -> None:
+    """Import the built-in metric modules and the ``agentgauge.metrics`` entry points once.
+
+    An entry point names a class or function decorated with :func:`metric`, or an undecorated
+    one, which is then registered under the entry point's name.
+    """
+    global _plugins_loaded
+    if _plugins_loaded:
+        return
+    _plugins_loaded = True
+    import agentgauge.metrics  # noqa: F401  (registers the built-in metrics)
+
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        obj = ep.load()
+        if not any(info.factory is obj or ep.name == info.name for info in _REGISTRY.values()):
+            metric(ep.name)(obj)
+
+
+def list_metrics() -> list[MetricInfo]:
+    """Every registered metric, sorted by name."""
+    load_plugins()
+    return [_REGISTRY[k] for k in sorted(_REGISTRY)]
+
+
+def get_metric_info(name: str) -> MetricInfo:
+    """The registry entry for ``name``.
+
+    Args:
+        name: a registered metric name.
+
+    Raises:
+        UnknownMetricError: naming the metric and the known ones.
+    """
+    load_plugins()
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        known = ", ".join(sorted(_REGISTRY))
+        raise UnknownMetricError(f"unknown metric {name!r}; known metrics: {known}") from None
+
+
+def create_metric(name: str, options: dict[str, Any] | None = None) -> Metric:
+    """Build the metric ``name`` with ``options``.
+
+    Args:
+        name: a registered metric name.
+        options: keyword options of the metric; unknown keys are an error.
+
+    Raises:
+        UnknownMetricError: for an unregistered name.
+        MetricOptionError: for an option the metric does not take, or a value it refuses.
+    """
+    info = get_metric_info(name)
+    options = dict(options or {})
+    unknown = sorted(set(options) - set(info.options))
+    if unknown:
+        raise MetricOptionError(
+            f"metric {name!r} has no option {unknown[0]!r}; its options: "
+            + (", ".join(sorted(info.options)) or "none")
+        )
+    try:
+        return info.factory(**options)
+    except (TypeError, ValueError) as exc:
+        raise MetricOptionError(f"metric {name!r}: {exc}") from exc
+
+
+def score_many(metric_obj: Metric, traces: Sequence[Trace]) -> list[MetricResult]:
+    """Score ``traces`` with ``metric_obj``, in one batch when the metric supports it."""
+    if isinstance(metric_obj, BatchMetric):
+        results = metric_obj.score_batch(traces)
+        if len(results) != len(traces):
+            raise RuntimeError(
+                f"metric {metric_obj.name!r} returned {len(results)} results for "
+                f"{len(traces)} traces"
+            )
+        return results
+    return [metric_obj.score(t) for t in traces]

@@ -1,0 +1,1 @@
+"""Behaviour metrics (accuracy, efficiency, safety, tool_usage, coherence, adaptability)."""

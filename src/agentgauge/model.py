@@ -1,0 +1,187 @@
+"""The record that flows through agentgauge: a Trace of what an agent did on a Task.
+
+Everything that produces data produces Traces; everything that scores reads them. The
+models are pydantic v2, JSON round-trips exactly, and unknown fields are rejected so that a
+typo in a trace file is reported instead of silently ignored (free-form data goes in
+``metadata``).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
+
+__all__ = [
+    "JSON",
+    "Difficulty",
+    "ExpectedCall",
+    "MessageType",
+    "Step",
+    "StepKind",
+    "Task",
+    "ToolCall",
+    "ToolSpec",
+    "Trace",
+    "Usage",
+]
+
+JSON = JsonValue
+"""Any JSON value: dict, list, str, int, float, bool or None."""
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=False)
+
+
+class Difficulty(StrEnum):
+    easy = "easy"
+    medium = "medium"
+    hard = "hard"
+
+
+class StepKind(StrEnum):
+    llm = "llm"
+    reasoning = "reasoning"
+    tool_call = "tool_call"
+    tool_result = "tool_result"
+    message = "message"
+    handoff = "handoff"
+    error = "error"
+
+
+class MessageType(StrEnum):
+    coordination = "coordination"
+    status_update = "status_update"
+    handoff = "handoff"
+    task_request = "task_request"
+    result_delivery = "result_delivery"
+    data_transfer = "data_transfer"
+
+
+class Usage(_Record):
+    """Token usage and cost of a step or a whole run."""
+
+    input_tokens: int | None = Field(default=None, ge=0)
+    output_tokens: int | None = Field(default=None, ge=0)
+    cost_usd: float | None = Field(default=None, ge=0)
+
+
+class ToolCall(_Record):
+    """One call of a tool: its name and its arguments (already decoded, never code)."""
+
+    id: str | None = None
+    name: str
+    arguments: dict[str, JsonValue] = Field(default_factory=dict)
+
+
+class ToolSpec(_Record):
+    """A tool offered to the model, in OpenAI function format.
+
+    ``parameters`` is a JSON Schema object; BFCL's type names (``dict``, ``float``, ``tuple``,
+    ``any``...) are accepted as they are and interpreted by the tool-calling checks.
+    """
+
+    name: str
+    description: str = ""
+    parameters: dict[str, JsonValue] = Field(
+        default_factory=lambda: {"type": "object", "properties": {}}
+    )
+
+
+class ExpectedCall(_Record):
+    """A call the model should make: for each parameter, the list of acceptable values.
+
+    An empty string ``""`` among the acceptable values means the parameter may be omitted
+    (BFCL's convention).
+    """
+
+    name: str
+    arguments: dict[str, list[JsonValue]] = Field(default_factory=dict)
+
+
+class Task(_Record):
+    """What the agent was asked to do, and what a good answer looks like."""
+
+    id: str
+    input: JsonValue = None
+    description: str = ""
+    expected_output: JsonValue = None
+    references: list[str] = Field(default_factory=list)
+    category: str | None = None
+    difficulty: Difficulty | None = None
+    tools: list[ToolSpec] = Field(default_factory=list)
+    expected_calls: list[ExpectedCall] | None = None
+    reference_trajectory: list[str] | None = None
+    optimal_tools: dict[str, str] | None = None
+    metadata: dict[str, JsonValue] = Field(default_factory=dict)
+
+
+class Step(_Record):
+    """One thing the agent (or one of its agents) did.
+
+    ``kind`` says what: an LLM call, a reasoning turn, a tool call or its result, a message
+    between agents, a hand-off or an error. Tool results and the environment's replies are
+    recorded but are not the agent's own words (see the behaviour metrics).
+    """
+
+    index: int = Field(ge=0)
+    kind: StepKind
+    id: str | None = None
+    agent: str | None = None
+    recipient: str | None = None
+    message_type: MessageType | None = None
+    content: str | None = None
+    tool_call: ToolCall | None = None
+    result: JsonValue = None
+    error: str | None = None
+    started_at: datetime | None = None
+    duration_s: float | None = Field(default=None, ge=0)
+    parent_id: str | None = None
+    usage: Usage | None = None
+
+    @model_validator(mode="after")
+    def _tool_call_needs_call(self) -> Step:
+        if self.kind is StepKind.tool_call and self.tool_call is None:
+            raise ValueError("a step of kind 'tool_call' needs a 'tool_call'")
+        return self
+
+
+class Trace(_Record):
+    """What an agent did on one task: its steps, its final output and its cost."""
+
+    id: str
+    task: Task
+    output: JsonValue = None
+    steps: list[Step] = Field(default_factory=list)
+    agent: str | None = None
+    params: dict[str, JsonValue] = Field(default_factory=dict)
+    started_at: datetime | None = None
+    ended_at: datetime | None = None
+    duration_s: float | None = Field(default=None, ge=0)
+    usage: Usage | None = None
+    metadata: dict[str, JsonValue] = Field(default_factory=dict)
+
+    @property
+    def tool_calls(self) -> list[ToolCall]:
+        """The tool calls the agent made, in order."""
+        return [s.tool_call for s in self.steps if s.tool_call is not None]
+
+    def wall_time_s(self) -> float | None:
+        """The run's duration: ``duration_s``, else ``ended_at - started_at``, else the sum of
+        step durations when every step has one; None when none of these is known."""
+        if self.duration_s is not None:
+            return self.duration_s
+        if self.started_at is not None and self.ended_at is not None:
+            return max(0.0, (self.ended_at - self.started_at).total_seconds())
+        durations = [s.duration_s for s in self.steps]
+        if durations and all(d is not None for d in durations):
+            return float(sum(d for d in durations if d is not None))
+        return None
+
+
+def trace_json_schema() -> dict[str, Any]:
+    """The JSON Schema of one line of the native JSONL format."""
+    return Trace.model_json_schema()

@@ -1,0 +1,1 @@
+"""Three-tier review evaluation over PeerRead."""

@@ -1,0 +1,1 @@
+"""Tool-calling evaluation: dataset formats, output parsers, schema checks, call matching, runners."""

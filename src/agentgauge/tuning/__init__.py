@@ -1,0 +1,1 @@
+"""Agent runs and parameter tuning."""
