@@ -98,6 +98,10 @@ def evaluate(
     ] = None,
     batch_size: Annotated[int, typer.Option(min=1, help="Traces per batch.")] = 128,
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
+    executor: Annotated[str, typer.Option(help="'local' (processes) or 'ray'.")] = "local",
+    ray_address: Annotated[
+        str | None, typer.Option(help="Ray cluster address (default: start a local one).")
+    ] = None,
 ) -> None:
     """Score trace files with a suite, store the run and report it."""
     from agentgauge.config import Suite, SuiteError, load_suite
@@ -106,6 +110,8 @@ def evaluate(
     from agentgauge.io.jsonl import count_lines
     from agentgauge.store import Store, StoreError
 
+    if executor not in ("local", "ray"):
+        raise usage_error(f"--executor must be 'local' or 'ray', not {executor!r}")
     missing = [p for p in paths if not p.is_file()]
     if missing:
         raise usage_error(f"no such file: {missing[0]}")
@@ -130,6 +136,8 @@ def evaluate(
                 sources=[str(p) for p in sources],
                 total=total,
                 batch_size=batch_size,
+                executor=executor,
+                ray_address=ray_address,
             )
     except (SuiteError, StoreError) as exc:
         raise usage_error(str(exc)) from None
