@@ -12,12 +12,14 @@ tool_call, message, handoff) and whose ``agent`` is not one of ``environment_age
 the runtime; neither is an agent step by default.
 
 Text is read from JSON values by taking their string values recursively (dict values and list
-items); dict keys, numbers and Python reprs are never analysed. Words and phrases are matched
-whole (regex word boundaries, case-insensitive, whitespace inside a phrase matches any run of
-whitespace), so "skill" does not contain "kill" and "attribute" does not contain "but".
+items); dict keys and Python reprs are never analysed. Words and phrases are matched whole and
+case-insensitively (a word is a run of word characters; whitespace inside a phrase matches any
+run of whitespace), so "skill" does not contain "kill" and "attribute" does not contain "but".
 
 Every constant is a keyword option (settable from a suite file) and every sub-score is in
-``details``. Regexes are compiled once per metric instance; scoring allocates only per trace.
+``details``. Word lists and regexes are compiled once per metric instance; a text is split
+into its word tokens once and single words are looked up in that set, so the per-trace cost
+stays small (the benchmark scores 100,000 traces).
 """
 
 from __future__ import annotations
@@ -849,7 +851,7 @@ class Coherence:
             if stop_words is None
             else frozenset(w.lower() for w in stop_words)
         )
-        self._agent = _AgentSteps.build(DEFAULT_AGENT_KINDS, text_kinds, environment_agents)
+        self._agent = _AgentSteps.build(text_kinds, text_kinds, environment_agents)
 
     def _content_words(self, tokens: set[str]) -> set[str]:
         words = {w for w in tokens if len(w) >= self.min_word_len} - self._stop_words
