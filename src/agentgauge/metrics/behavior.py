@@ -277,6 +277,8 @@ class _Patterns:
 
 
 def _kinds(kinds: Iterable[str], option: str) -> frozenset[StepKind]:
+    if isinstance(kinds, str):
+        raise ValueError(f"{option}: expected a list of step kinds, got the string {kinds!r}")
     try:
         return frozenset(StepKind(k) for k in kinds)
     except ValueError:
@@ -291,6 +293,12 @@ def _check_range(name: str, value: float, low: float, high: float | None = None)
         bound = f"[{low}, {high}]" if high is not None else f">= {low}"
         raise ValueError(f"{name} must be {bound}, got {value!r}")
     return float(value)
+
+
+def _names(names: Sequence[str]) -> Sequence[str]:
+    if isinstance(names, str):
+        raise ValueError(f"environment_agents: expected a list of names, got {names!r}")
+    return names
 
 
 @dataclass(frozen=True)
@@ -311,7 +319,7 @@ class _AgentSteps:
         return cls(
             _kinds(agent_kinds, "agent_kinds"),
             _kinds(text_kinds, "text_kinds"),
-            frozenset(a.lower() for a in environment_agents),
+            frozenset(str(a).lower() for a in _names(environment_agents)),
         )
 
     def is_agent(self, step: Step) -> bool:
