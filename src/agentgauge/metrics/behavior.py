@@ -428,18 +428,20 @@ class Accuracy:
             return None, {}
         output = trace.output
         details: dict[str, Any] = {"normalize_strings": self.normalize_strings}
-        if isinstance(expected, dict) and isinstance(output, dict):
-            details["per_key"] = {
+        if expected and isinstance(expected, dict) and isinstance(output, dict):
+            # the same mean as compare_json, keeping the per-key scores for the details
+            per_key = {
                 k: compare_json(v, output[k], normalize_strings=self.normalize_strings)
                 if k in output
                 else 0.0
                 for k, v in expected.items()
             }
-        elif isinstance(expected, list) and isinstance(output, list):
+            details["per_key"] = per_key
+            return sum(per_key.values()) / len(per_key), details
+        if isinstance(expected, list) and isinstance(output, list):
             details["expected_len"] = len(expected)
             details["output_len"] = len(output)
-        value = compare_json(expected, output, normalize_strings=self.normalize_strings)
-        return value, details
+        return compare_json(expected, output, normalize_strings=self.normalize_strings), details
 
     def score(self, trace: Trace) -> MetricResult:
         """Score one trace.
