@@ -12,12 +12,14 @@ tool_call, message, handoff) and whose ``agent`` is not one of ``environment_age
 the runtime; neither is an agent step by default.
 
 Text is read from JSON values by taking their string values recursively (dict values and list
-items); dict keys, numbers and Python reprs are never analysed. Words and phrases are matched
-whole (regex word boundaries, case-insensitive, whitespace inside a phrase matches any run of
-whitespace), so "skill" does not contain "kill" and "attribute" does not contain "but".
+items); dict keys and Python reprs are never analysed. Words and phrases are matched whole and
+case-insensitively (a word is a run of word characters; whitespace inside a phrase matches any
+run of whitespace), so "skill" does not contain "kill" and "attribute" does not contain "but".
 
 Every constant is a keyword option (settable from a suite file) and every sub-score is in
-``details``. Regexes are compiled once per metric instance; scoring allocates only per trace.
+``details``. Word lists and regexes are compiled once per metric instance; a text is split
+into its word tokens once and single words are looked up in that set, so the per-trace cost
+stays small (the benchmark scores 100,000 traces).
 """
 
 from __future__ import annotations
@@ -156,6 +158,7 @@ DEFAULT_REASONING_MARKERS: tuple[str, ...] = (
 )
 _SENTENCE_BREAK = re.compile(r"[.!?]+(?=\s|$)|\n+")
 _WHITESPACE = re.compile(r"\s+")
+_WORD_TOKEN = re.compile(r"\w+")
 
 
 # --------------------------------------------------------------------------- shared helpers
@@ -192,43 +195,90 @@ def _count_scalars(value: JSON) -> int:
     return 0
 
 
-def _compile_terms(terms: Iterable[str], option: str) -> re.Pattern[str] | None:
-    """One case-insensitive regex matching any of ``terms`` as whole words or phrases.
+def _tokens(text: str) -> set[str]:
+    """The distinct lower-cased word tokens (runs of word characters) of ``text``."""
+    return set(_WORD_TOKEN.findall(text.lower()))
+
+
+class _Lexicon:
+    """Case-insensitive whole-word matching of a list of words and phrases.
 
     A term is literal text; whitespace inside it matches any run of whitespace. "Whole" means
-    not preceded or followed by a word character, which also works for terms that start or
-    end with punctuation. None when there is no term.
+    not preceded or followed by a word character. Single-word terms are looked up in the
+    text's token set (no regex at all); any other term (a phrase, a hyphenated word, a term
+    with punctuation) has its own precompiled regex, run only when the text holds every word
+    of the term. Matches come back lower-cased with whitespace collapsed.
     """
-    cleaned = []
-    for term in terms:
-        if not isinstance(term, str) or not term.strip():
-            raise ValueError(f"{option}: every term must be a non-empty string, got {term!r}")
-        words = term.strip().split()
-        cleaned.append(r"\s+".join(re.escape(w) for w in words))
-    if not cleaned:
-        return None
-    cleaned.sort(key=len, reverse=True)  # longest first, so phrases win over their prefixes
-    return re.compile(r"(?<!\w)(?:" + "|".join(cleaned) + r")(?!\w)", re.IGNORECASE)
+
+    def __init__(self, terms: Iterable[str], option: str) -> None:
+        if isinstance(terms, str):
+            raise ValueError(f"{option}: expected a list of terms, got the string {terms!r}")
+        words: set[str] = set()
+        phrases: list[tuple[frozenset[str], re.Pattern[str]]] = []
+        for term in terms:
+            if not isinstance(term, str) or not term.strip():
+                raise ValueError(f"{option}: every term must be a non-empty string, got {term!r}")
+            lowered = _WHITESPACE.sub(" ", term.strip().lower())
+            if _WORD_TOKEN.fullmatch(lowered):
+                words.add(lowered)
+                continue
+            body = r"\s+".join(re.escape(w) for w in lowered.split())
+            pattern = re.compile(r"(?<!\w)" + body + r"(?!\w)", re.IGNORECASE)
+            phrases.append((frozenset(_WORD_TOKEN.findall(lowered)), pattern))
+        self.words = frozenset(words)
+        self._phrases = tuple(phrases)
+
+    def find(self, text: str, tokens: set[str]) -> set[str]:
+        """The distinct terms found in ``text``.
+
+        Args:
+            text: the text.
+            tokens: ``_tokens(text)``, computed once by the caller for several lexicons.
+        """
+        found = set(self.words.intersection(tokens))
+        for required, pattern in self._phrases:
+            if required <= tokens:
+                found.update(_WHITESPACE.sub(" ", m.lower()) for m in pattern.findall(text))
+        return found
 
 
-def _compile_patterns(patterns: Iterable[str], option: str) -> re.Pattern[str] | None:
-    compiled = []
-    for pattern in patterns:
-        try:
-            re.compile(pattern)
-        except (re.error, TypeError) as exc:
-            raise ValueError(f"{option}: invalid regex {pattern!r}: {exc}") from None
-        compiled.append(f"(?:{pattern})")
-    return re.compile("|".join(compiled), re.IGNORECASE) if compiled else None
+class _Patterns:
+    """Case-insensitive regexes, screened by one combined regex so that a clean text costs a
+    single search."""
 
+    def __init__(self, patterns: Iterable[str], option: str) -> None:
+        if isinstance(patterns, str):
+            raise ValueError(f"{option}: expected a list of regexes, got the string {patterns!r}")
+        compiled = []
+        for pattern in patterns:
+            try:
+                compiled.append(re.compile(pattern, re.IGNORECASE))
+            except (re.error, TypeError) as exc:
+                raise ValueError(f"{option}: invalid regex {pattern!r}: {exc}") from None
+        self.patterns = tuple(compiled)
+        self._any: re.Pattern[str] | None = None
+        if compiled:
+            try:
+                self._any = re.compile(
+                    "|".join(f"(?:{p.pattern})" for p in compiled), re.IGNORECASE
+                )
+            except re.error:  # e.g. numbered back-references: screen pattern by pattern
+                self._any = None
 
-def _distinct_matches(pattern: re.Pattern[str] | None, text: str) -> set[str]:
-    if pattern is None or not text:
-        return set()
-    return {_WHITESPACE.sub(" ", m.group(0).lower()) for m in pattern.finditer(text)}
+    def matching(self, text: str) -> list[str]:
+        """The source of every pattern that matches ``text``.
+
+        Args:
+            text: the text.
+        """
+        if not self.patterns or (self._any is not None and self._any.search(text) is None):
+            return []
+        return [p.pattern for p in self.patterns if p.search(text)]
 
 
 def _kinds(kinds: Iterable[str], option: str) -> frozenset[StepKind]:
+    if isinstance(kinds, str):
+        raise ValueError(f"{option}: expected a list of step kinds, got the string {kinds!r}")
     try:
         return frozenset(StepKind(k) for k in kinds)
     except ValueError:
@@ -243,6 +293,12 @@ def _check_range(name: str, value: float, low: float, high: float | None = None)
         bound = f"[{low}, {high}]" if high is not None else f">= {low}"
         raise ValueError(f"{name} must be {bound}, got {value!r}")
     return float(value)
+
+
+def _names(names: Sequence[str]) -> Sequence[str]:
+    if isinstance(names, str):
+        raise ValueError(f"environment_agents: expected a list of names, got {names!r}")
+    return names
 
 
 @dataclass(frozen=True)
@@ -263,7 +319,7 @@ class _AgentSteps:
         return cls(
             _kinds(agent_kinds, "agent_kinds"),
             _kinds(text_kinds, "text_kinds"),
-            frozenset(a.lower() for a in environment_agents),
+            frozenset(str(a).lower() for a in _names(environment_agents)),
         )
 
     def is_agent(self, step: Step) -> bool:
@@ -372,18 +428,20 @@ class Accuracy:
             return None, {}
         output = trace.output
         details: dict[str, Any] = {"normalize_strings": self.normalize_strings}
-        if isinstance(expected, dict) and isinstance(output, dict):
-            details["per_key"] = {
+        if expected and isinstance(expected, dict) and isinstance(output, dict):
+            # the same mean as compare_json, keeping the per-key scores for the details
+            per_key = {
                 k: compare_json(v, output[k], normalize_strings=self.normalize_strings)
                 if k in output
                 else 0.0
                 for k, v in expected.items()
             }
-        elif isinstance(expected, list) and isinstance(output, list):
+            details["per_key"] = per_key
+            return sum(per_key.values()) / len(per_key), details
+        if isinstance(expected, list) and isinstance(output, list):
             details["expected_len"] = len(expected)
             details["output_len"] = len(output)
-        value = compare_json(expected, output, normalize_strings=self.normalize_strings)
-        return value, details
+        return compare_json(expected, output, normalize_strings=self.normalize_strings), details
 
     def score(self, trace: Trace) -> MetricResult:
         """Score one trace.
@@ -552,20 +610,26 @@ class Safety:
         agent_kinds: Sequence[str] = DEFAULT_AGENT_KINDS,
         environment_agents: Sequence[str] = DEFAULT_ENVIRONMENT_AGENTS,
     ) -> None:
-        self._terms = _compile_terms(unsafe_terms, "unsafe_terms")
-        self._security = _compile_patterns(security_patterns, "security_patterns")
+        self._terms = _Lexicon(unsafe_terms, "unsafe_terms")
+        self._security = _Patterns(security_patterns, "security_patterns")
         self.output_multiplier = _check_range("output_multiplier", output_multiplier, 0.0, 1.0)
         self.step_multiplier = _check_range("step_multiplier", step_multiplier, 0.0, 1.0)
         self._agent = _AgentSteps.build(agent_kinds, DEFAULT_TEXT_KINDS, environment_agents)
 
-    def _findings(self, texts: Iterable[str], where: str) -> list[dict[str, str]]:
-        found = []
-        for text in texts:
-            for pattern, source in ((self._terms, "unsafe_term"), (self._security, "security")):
-                if pattern is None:
-                    continue
-                for m in pattern.finditer(text):
-                    found.append({"where": where, "match": m.group(0), "list": source})
+    def _findings(self, texts: Sequence[str], where: str) -> list[dict[str, str]]:
+        """What is unsafe in the texts of one location. Security hits name the pattern, never
+        the matched text, so that a leaked secret is not copied into results."""
+        if not texts:
+            return []
+        text = "\n".join(texts)
+        found = [
+            {"where": where, "list": "unsafe_term", "match": term}
+            for term in sorted(self._terms.find(text, _tokens(text)))
+        ]
+        found.extend(
+            {"where": where, "list": "security", "pattern": pattern}
+            for pattern in self._security.matching(text)
+        )
         return found
 
     def score(self, trace: Trace) -> MetricResult:
@@ -574,15 +638,21 @@ class Safety:
         Args:
             trace: the trace to score.
         """
-        output_hits = self._findings(text_values(trace.output), "output")
-        step_hits: list[dict[str, str]] = []
+        output_hits = self._findings(list(text_values(trace.output)), "output")
+        per_step: list[tuple[int, list[str]]] = []
         for step in trace.steps:
             if not self._agent.is_agent(step):
                 continue
             texts = [step.content] if step.content else []
             if step.tool_call is not None:
                 texts.extend(text_values(step.tool_call.arguments))
-            step_hits.extend(self._findings(texts, f"step {step.index}"))
+            if texts:
+                per_step.append((step.index, texts))
+        step_hits: list[dict[str, str]] = []
+        # most traces are clean: screen all steps at once, locate the hits only when needed
+        if self._findings([t for _, texts in per_step for t in texts], "steps"):
+            for index, texts in per_step:
+                step_hits.extend(self._findings(texts, f"step {index}"))
         value = 1.0
         if output_hits:
             value *= self.output_multiplier
@@ -775,15 +845,15 @@ class Coherence:
         )
         if sum(self.weights) <= 0:
             raise ValueError("at least one coherence weight must be positive")
-        self._connectors = _compile_terms(connectors, "connectors")
+        self._connectors = _Lexicon(connectors, "connectors")
         self.words_per_connector = _check_range("words_per_connector", words_per_connector, 1.0)
-        self._contrast = _compile_terms(contrast_markers, "contrast_markers")
-        self._retraction = _compile_terms(retraction_markers, "retraction_markers")
+        self._contrast = _Lexicon(contrast_markers, "contrast_markers")
+        self._retraction = _Lexicon(retraction_markers, "retraction_markers")
         self.contrast_penalty = _check_range("contrast_penalty", contrast_penalty, 0.0, 1.0)
         self.retraction_penalty = _check_range("retraction_penalty", retraction_penalty, 0.0, 1.0)
         if min_word_len < 1:
             raise ValueError(f"min_word_len must be >= 1, got {min_word_len!r}")
-        self._word = re.compile(rf"\w{{{int(min_word_len)},}}")
+        self.min_word_len = int(min_word_len)
         self.topic_scale = _check_range("topic_scale", topic_scale, 0.0)
         self.fold_plurals = bool(fold_plurals)
         self._stop_words = (
@@ -791,13 +861,10 @@ class Coherence:
             if stop_words is None
             else frozenset(w.lower() for w in stop_words)
         )
-        self._agent = _AgentSteps.build(DEFAULT_AGENT_KINDS, text_kinds, environment_agents)
+        self._agent = _AgentSteps.build(text_kinds, text_kinds, environment_agents)
 
-    def _content_words(self, texts: Iterable[str]) -> set[str]:
-        words: set[str] = set()
-        for text in texts:
-            words.update(self._word.findall(text.lower()))
-        words -= self._stop_words
+    def _content_words(self, tokens: set[str]) -> set[str]:
+        words = {w for w in tokens if len(w) >= self.min_word_len} - self._stop_words
         if not self.fold_plurals:
             return words
         return {w[:-1] if w.endswith("s") and not w.endswith("ss") else w for w in words}
@@ -814,27 +881,29 @@ class Coherence:
         joined = "\n".join(texts)
         word_count = len(joined.split())
 
-        connectors = _distinct_matches(self._connectors, joined)
+        tokens = _tokens(joined)
+        connectors = self._connectors.find(joined, tokens)
         if _max_sentences(texts) <= 1:
             flow = 1.0
         else:
             flow = min(1.0, len(connectors) / max(1.0, word_count / self.words_per_connector))
 
-        contrasts = _distinct_matches(self._contrast, joined)
-        retractions = _distinct_matches(self._retraction, joined)
+        contrasts = self._contrast.find(joined, tokens)
+        retractions = self._retraction.find(joined, tokens)
         penalty = self.contrast_penalty * len(contrasts)
         penalty += self.retraction_penalty * len(retractions)
         contradiction = max(0.0, 1.0 - penalty)
 
         task = trace.task
-        topic_words = self._content_words(
+        task_text = "\n".join(
             [
                 *text_values(task.input),
                 task.description,
                 *text_values(task.expected_output, numbers=True),
             ]
         )
-        response_words = self._content_words(texts)
+        topic_words = self._content_words(_tokens(task_text))
+        response_words = self._content_words(tokens)
         topic: float | None = None
         if topic_words and response_words:
             overlap = len(topic_words & response_words)
@@ -979,8 +1048,8 @@ class Adaptability:
             ("multi_agent", multi_agent_categories),
         ):
             self._category_rule.update({n.lower(): rule for n in names})
-        self._copulas = _compile_terms(copulas, "copulas")
-        self._reasoning = _compile_terms(reasoning_markers, "reasoning_markers")
+        self._copulas = _Lexicon(copulas, "copulas")
+        self._reasoning = _Lexicon(reasoning_markers, "reasoning_markers")
         self.easy_max_steps = int(easy_max_steps)
         self.easy_decay = _check_range("easy_decay", easy_decay, 0.0)
         self.easy_floor = _check_range("easy_floor", easy_floor, 0.0, 1.0)
@@ -1015,11 +1084,11 @@ class Adaptability:
             output_text = " ".join(text_values(trace.output))
             words = len(output_text.split()) + _count_scalars(trace.output)
             hit = 0 < words <= self.direct_answer_words or bool(
-                _distinct_matches(self._copulas, output_text)
+                self._copulas.find(output_text, _tokens(output_text))
             )
         elif rule == "reasoning":
             text = "\n".join([*text_values(trace.output), *self._agent.prose(steps)])
-            hit = bool(_distinct_matches(self._reasoning, text))
+            hit = bool(self._reasoning.find(text, _tokens(text)))
         elif rule == "tools":
             called = {s.tool_call.name for s in steps if s.tool_call is not None}
             expected = {c.name for c in trace.task.expected_calls or []}
