@@ -209,7 +209,7 @@ class Tool:
 
     Calling it with no current run simply calls the function. ``spec`` is its OpenAI function
     description (name, first docstring paragraph, JSON Schema of its parameters built by
-    pydantic from the type hints); :meth:`invoke` validates JSON arguments against that schema
+    pydantic from the type hints); :meth:`ainvoke` validates JSON arguments against that schema
     before calling (arguments from a model are data, never code).
     """
 
@@ -245,46 +245,69 @@ class Tool:
         if recorder is None:
             return self.fn(*args, **kwargs)
         if self.is_async:
-            return self._call_async(recorder, args, kwargs)
-        call_id = recorder.tool_call(self.name, self._bound(args, kwargs))
+            return self._call_async(recorder, None, args, kwargs)
+        return self._call_sync(recorder, None, args, kwargs)
+
+    def _call_sync(
+        self,
+        recorder: Recorder,
+        call_id: str | None,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+    ) -> Any:
+        call_id = recorder.tool_call(self.name, self._bound(args, kwargs), call_id=call_id)
         start = time.perf_counter()
         try:
             result = self.fn(*args, **kwargs)
         except Exception as exc:
-            recorder.tool_result(
-                call_id,
-                error=f"{type(exc).__name__}: {exc}",
-                duration_s=time.perf_counter() - start,
-            )
+            elapsed = time.perf_counter() - start
+            recorder.tool_result(call_id, error=f"{type(exc).__name__}: {exc}", duration_s=elapsed)
             raise
         recorder.tool_result(call_id, result, duration_s=time.perf_counter() - start)
         return result
 
     async def _call_async(
-        self, recorder: Recorder, args: tuple[Any, ...], kwargs: dict[str, Any]
+        self,
+        recorder: Recorder,
+        call_id: str | None,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
     ) -> Any:
-        call_id = recorder.tool_call(self.name, self._bound(args, kwargs))
+        call_id = recorder.tool_call(self.name, self._bound(args, kwargs), call_id=call_id)
         start = time.perf_counter()
         try:
             result = await self.fn(*args, **kwargs)
         except Exception as exc:
-            recorder.tool_result(
-                call_id,
-                error=f"{type(exc).__name__}: {exc}",
-                duration_s=time.perf_counter() - start,
-            )
+            elapsed = time.perf_counter() - start
+            recorder.tool_result(call_id, error=f"{type(exc).__name__}: {exc}", duration_s=elapsed)
             raise
         recorder.tool_result(call_id, result, duration_s=time.perf_counter() - start)
         return result
 
-    def invoke(self, arguments: Mapping[str, Any]) -> Any:
-        """Validate JSON ``arguments`` against the tool's schema, then call it (recorded).
+    def validate(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        """Validate JSON ``arguments`` against the tool's schema (pydantic, never eval).
 
         Raises:
             pydantic.ValidationError: for arguments that do not fit the schema.
         """
         validated = self.arguments_model.model_validate(dict(arguments))
-        return self(**{k: getattr(validated, k) for k in type(validated).model_fields})
+        return {k: getattr(validated, k) for k in type(validated).model_fields}
+
+    async def ainvoke(self, arguments: Mapping[str, Any], *, call_id: str | None = None) -> Any:
+        """Validate ``arguments``, then call the tool (awaited if async), recorded on the
+        current run under ``call_id`` (a model's tool-call id).
+
+        Raises:
+            pydantic.ValidationError: for arguments that do not fit the schema.
+        """
+        kwargs = self.validate(arguments)
+        recorder = _CURRENT.get()
+        if recorder is None:
+            result = self.fn(**kwargs)
+            return await result if self.is_async else result
+        if self.is_async:
+            return await self._call_async(recorder, call_id, (), kwargs)
+        return self._call_sync(recorder, call_id, (), kwargs)
 
 
 def tool(fn: Callable[..., Any] | None = None, *, name: str | None = None) -> Any:

@@ -59,6 +59,7 @@ from agentgauge.model import JSON, Difficulty, Task
 __all__ = [
     "AGENT_NAME",
     "COMPLEXITIES",
+    "LONGEST_RUN",
     "SimulatedAgent",
     "optimum_grid",
     "simulated_tasks",
@@ -95,6 +96,10 @@ _READING = re.compile(
 )
 _CHARS_PER_SECOND = 2500.0
 _SUMMARY_WORDS = 40
+_MAX_READINGS = 3
+LONGEST_RUN = 1 + 2 * _MAX_READINGS + 10 + 1
+"""The most steps a run can take: read, a tool call and result per reading, ten reasoning
+turns, answer."""
 _REASON_S, _CALL_S, _RESULT_S, _ANSWER_S = 0.3, 0.05, 0.2, 0.2
 
 
@@ -126,7 +131,7 @@ def simulated_tasks(n: int = 24, seed: int = 7) -> list[Task]:
     for i in range(n):
         topic, vocab = _TOPICS[i % len(_TOPICS)]
         words = vocab.split()
-        k = 1 + i % 3
+        k = 1 + i % _MAX_READINGS
         ends = sorted(rng.sample(_READ_ENDS, k))
         names = [f"{topic}_{w}" for w in rng.sample(words, k)]
         text = ""
@@ -290,8 +295,9 @@ def optimum_grid(tasks: list[Task]) -> Iterator[dict[str, Any]]:
 
     context_length takes 100 and each reading's end offset (between them the agent finds the
     same readings and only reads more, which is slower), tool_usage_threshold takes 0, 1 and
-    the midpoints between complexities (between them every decision is the same), max_steps
-    and reasoning_depth take every integer.
+    the midpoints between complexities (between them every decision is the same),
+    reasoning_depth takes every integer and max_steps every integer up to
+    :data:`LONGEST_RUN` (a run never has more steps, so a larger cap behaves the same).
 
     Args:
         tasks: the tasks (their documents give the offsets).
@@ -304,7 +310,7 @@ def optimum_grid(tasks: list[Task]) -> Iterator[dict[str, Any]]:
     levels = sorted(COMPLEXITIES)
     thresholds = [0.0, *((a + b) / 2 for a, b in itertools.pairwise(levels)), 1.0]
     for context_length in sorted(ends):
-        for max_steps in range(1, 51):
+        for max_steps in range(1, LONGEST_RUN + 1):
             for threshold in thresholds:
                 for depth in range(1, 11):
                     yield {
