@@ -77,7 +77,10 @@ class Agent(Protocol):
     """Anything that does a task with parameters and records its steps.
 
     ``run`` may be a coroutine function; its return value is the trace's output and must be
-    JSON-serialisable. An optional ``name`` attribute names the agent in traces.
+    JSON-serialisable. Optional attributes: ``name`` (the agent's name in traces),
+    ``trace_metadata`` (a dict copied into every trace's metadata) and ``simulated_time``
+    (True when the steps carry simulated durations: the trace then has no wall-clock stamps
+    and its duration is the sum of the step durations).
     """
 
     def run(self, task: Task, params: Mapping[str, JSON], recorder: Recorder) -> Any: ...
