@@ -126,21 +126,22 @@ def test_seeded_runs_repeat_exactly() -> None:
 
 
 def test_rl_and_bayes_beat_random_on_the_simulated_agent() -> None:
-    """The acceptance claim at test scale: 2 seeds × 25 episodes on 12 tasks; the best setting
-    of each run is re-measured on the same 12 tasks with fresh seeds."""
+    """The acceptance claim at test scale: 3 seeds × 30 episodes on 12 tasks; the best setting
+    of each run is re-measured on the same 12 tasks with fresh seeds. (Over seed triples 0-2,
+    3-5 and 6-8 the margins over random were 0.04-0.14.)"""
     suite = load_suite("behavior")
     space = ParameterSpace()
     objective = Objective(SimulatedAgent(), simulated_tasks()[:12], suite, space, cache_scores=True)
     start = space.to_unit(space.defaults())
     levels: dict[str, list[float]] = {"rl": [], "bayes": [], "random": []}
-    for seed in (0, 1):
+    for seed in (0, 1, 2):
         tuners: dict[str, Any] = {
             "rl": Reinforce(start, learning_rate=0.1, seed=seed),
             "bayes": BayesSearch(start, space.names, seed=seed),
             "random": RandomSearch(start, seed=seed),
         }
         for name, tuner in tuners.items():
-            result = run_tuning(objective, tuner, episodes=25, seed=seed)
+            result = run_tuning(objective, tuner, episodes=30, seed=seed)
             assert result.best is not None
             level = objective.evaluate(result.best.params, seeds=repeat_seeds(seed + 50, 2))
             assert level.objective is not None

@@ -246,15 +246,20 @@ def tune_command(
                 store.append_record(run_id, "tuning", record.as_dict())
                 advance()
 
-            result = run_tuning(
-                target,
-                tuner,
-                episodes=episodes,
-                tasks_per_episode=tasks_per_episode,
-                repeats=repeats,
-                seed=seed,
-                on_episode=on_episode,
-            )
+            try:
+                result = run_tuning(
+                    target,
+                    tuner,
+                    episodes=episodes,
+                    tasks_per_episode=tasks_per_episode,
+                    repeats=repeats,
+                    seed=seed,
+                    on_episode=on_episode,
+                )
+            except BaseException:
+                # the episodes done so far are already in the store
+                store.finish_run(run_id, status="interrupted")
+                raise
         if result.best is None:
             store.finish_run(run_id, status="failed")
             raise _fail("no episode could be measured (every objective was None)")
