@@ -456,7 +456,7 @@ def run_agent(
             try:
                 out = agent.run(task, params, recorder)
                 if inspect.isawaitable(out):
-                    out = asyncio.run(cast(Any, _await(out)))
+                    out = asyncio.run(_await(out))
                 return out, None
             except Exception as exc:
                 return None, exc

@@ -103,7 +103,6 @@ class Objective:
         self.jobs = jobs
         self._built: list[Metric] = suite.build_metrics()
         self._cache: dict[str, SampleScore] | None = {} if cache_scores else None
-        self.on_trace: Callable[[Trace], None] | None = None
 
     @property
     def label(self) -> str:
@@ -142,7 +141,7 @@ class Objective:
         params = self.space.apply(values)
         chosen = [self.tasks[i] for i in task_indices] if task_indices is not None else self.tasks
         runs = [RunSpec(task=t, seed=s, trace_id=f"{t.id}#s{s}") for t in chosen for s in seeds]
-        traces = run_agents(self.agent, runs, params, jobs=self.jobs, on_done=self.on_trace)
+        traces = run_agents(self.agent, runs, params, jobs=self.jobs)
         samples = self._score(traces)
         means = {m: _mean(s.values.get(m) for s in samples) for m in self.suite.metrics}
         if self.metric is not None:
