@@ -251,6 +251,26 @@ class Tool:
             return self._call_async(recorder, None, args, kwargs)
         return self._call_sync(recorder, None, args, kwargs)
 
+    @contextmanager
+    def _recorded(
+        self,
+        recorder: Recorder,
+        call_id: str | None,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+    ) -> Iterator[Callable[[Any], None]]:
+        """Record the call, then its result (passed to the yielded function) or its error."""
+        call_id = recorder.tool_call(self.name, self._bound(args, kwargs), call_id=call_id)
+        start = time.perf_counter()
+        results: list[Any] = []
+        try:
+            yield results.append
+        except Exception as exc:
+            elapsed = time.perf_counter() - start
+            recorder.tool_result(call_id, error=f"{type(exc).__name__}: {exc}", duration_s=elapsed)
+            raise
+        recorder.tool_result(call_id, results[0], duration_s=time.perf_counter() - start)
+
     def _call_sync(
         self,
         recorder: Recorder,
@@ -258,15 +278,9 @@ class Tool:
         args: tuple[Any, ...],
         kwargs: dict[str, Any],
     ) -> Any:
-        call_id = recorder.tool_call(self.name, self._bound(args, kwargs), call_id=call_id)
-        start = time.perf_counter()
-        try:
+        with self._recorded(recorder, call_id, args, kwargs) as keep:
             result = self.fn(*args, **kwargs)
-        except Exception as exc:
-            elapsed = time.perf_counter() - start
-            recorder.tool_result(call_id, error=f"{type(exc).__name__}: {exc}", duration_s=elapsed)
-            raise
-        recorder.tool_result(call_id, result, duration_s=time.perf_counter() - start)
+            keep(result)
         return result
 
     async def _call_async(
@@ -276,15 +290,9 @@ class Tool:
         args: tuple[Any, ...],
         kwargs: dict[str, Any],
     ) -> Any:
-        call_id = recorder.tool_call(self.name, self._bound(args, kwargs), call_id=call_id)
-        start = time.perf_counter()
-        try:
+        with self._recorded(recorder, call_id, args, kwargs) as keep:
             result = await self.fn(*args, **kwargs)
-        except Exception as exc:
-            elapsed = time.perf_counter() - start
-            recorder.tool_result(call_id, error=f"{type(exc).__name__}: {exc}", duration_s=elapsed)
-            raise
-        recorder.tool_result(call_id, result, duration_s=time.perf_counter() - start)
+            keep(result)
         return result
 
     def validate(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
@@ -355,19 +363,16 @@ def _finish(
         meta["error"] = message
         output = None
     steps = recorder.steps
+    timing: dict[str, Any]
     if _simulated_time(agent):
         # A simulated agent's clock is the sum of its simulated step durations.
-        simulated = sum(s.duration_s or 0.0 for s in steps)
-        return Trace(
-            id=trace_id,
-            task=task,
-            output=_jsonable(output),
-            steps=steps,
-            agent=agent_name(agent),
-            params=dict(params),
-            duration_s=simulated,
-            metadata=meta,
-        )
+        timing = {"duration_s": sum(s.duration_s or 0.0 for s in steps)}
+    else:
+        timing = {
+            "started_at": started,
+            "ended_at": datetime.now(UTC),
+            "duration_s": time.perf_counter() - t0,
+        }
     return Trace(
         id=trace_id,
         task=task,
@@ -375,10 +380,8 @@ def _finish(
         steps=steps,
         agent=agent_name(agent),
         params=dict(params),
-        started_at=started,
-        ended_at=datetime.now(UTC),
-        duration_s=time.perf_counter() - t0,
         metadata=meta,
+        **timing,
     )
 
 
