@@ -333,7 +333,8 @@ def _print_tuning(result: Any, summary: dict[str, Any], run_id: str) -> None:
         "re-measured on every task with fresh seeds"
     )
     if summary["policy_params"] is not None:
-        console.print(f"rl policy mean at the end: {summary['policy_params']}")
+        shown = ", ".join(f"{k}={_fmt(v)}" for k, v in summary["policy_params"].items())
+        console.print(f"rl policy mean at the end: {shown}")
 
 
 def impact_command(
