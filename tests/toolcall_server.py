@@ -33,8 +33,8 @@ class ServerState:
     max_in_flight: int = 0
     slow_s: float = 0.6
     lock: threading.Lock = field(default_factory=threading.Lock)
-    answers: dict[str, dict[str, Any]] = field(default_factory=dict)
-    """script name -> assistant message to return (for ``answer:<name>`` scripts)."""
+    by_query: dict[str, str | dict[str, Any]] = field(default_factory=dict)
+    """last user message -> the assistant message to return, or the name of a script."""
 
 
 def completion(message: dict[str, Any], finish: str = "stop") -> dict[str, Any]:
@@ -61,10 +61,15 @@ def tool_message(name: str, arguments: dict[str, Any], call_id: str = "call_0") 
     }
 
 
-def _script(body: dict[str, Any]) -> str:
+def _script(body: dict[str, Any], state: ServerState) -> str:
     for message in reversed(body.get("messages", [])):
         content = message.get("content")
-        if message.get("role") == "user" and isinstance(content, str) and "script:" in content:
+        if message.get("role") != "user" or not isinstance(content, str):
+            continue
+        if content in state.by_query:
+            scripted = state.by_query[content]
+            return scripted if isinstance(scripted, str) else f"answer:{content}"
+        if "script:" in content:
             return content.split("script:", 1)[1].split()[0]
     return "echo_tool"
 
@@ -91,7 +96,7 @@ class _Handler(BaseHTTPRequestHandler):
         state = self.state
         length = int(self.headers.get("Content-Length", "0"))
         body = json.loads(self.rfile.read(length))
-        name = _script(body)
+        name = _script(body, state)
         with state.lock:
             state.requests.append(Recorded(self.path, dict(self.headers.items()), body))
             state.seen[name] += 1
@@ -115,7 +120,8 @@ class _Handler(BaseHTTPRequestHandler):
             tool_name = tools[0]["function"]["name"]
             self._json(200, completion(tool_message(tool_name, {"q": "x"}), "tool_calls"))
         elif name.startswith("answer:"):
-            self._json(200, completion(state.answers[name.split(":", 1)[1]], "tool_calls"))
+            message = state.by_query[name.split(":", 1)[1]]
+            self._json(200, completion(message, "tool_calls"))  # type: ignore[arg-type]
         elif name == "weather":
             message = tool_message("get_weather", {"city": "Paris", "unit": "celsius"})
             self._json(200, completion(message, "tool_calls"))
