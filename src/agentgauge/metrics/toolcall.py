@@ -16,7 +16,9 @@ Per sample (``tool-calling-metrics.md`` and the DESIGN rulings):
   mode ``bfcl`` (BFCL's AST checker, verdict for verdict), ``strict`` or ``lenient``.
 
 Every result's details carry the error taxonomy (``errors``), ``error_type`` (the primary
-error), the ``expected`` and ``predicted`` calls and the ``raw_output``.
+error), the ``expected`` and ``predicted`` calls and the ``raw_output``. A sample the model never
+answered (``trace.metadata["run_error"]``: a failed request, a missing prediction) scores 0.0
+on every metric (response_quality too, when there is a reference) with errors ``["run_error"]``.
 """
 
 from __future__ import annotations
@@ -70,6 +72,26 @@ def _verdict(ok: bool) -> float:
     return 1.0 if ok else 0.0
 
 
+def _run_failure(trace: Trace) -> MetricResult | None:
+    """A sample the model never answered (failed request, no prediction) scores 0."""
+    run_error = trace.metadata.get("run_error")
+    if not run_error:
+        return None
+    expected = trace.task.expected_calls or []
+    return MetricResult(
+        value=0.0,
+        reason=f"the model gave no answer: {run_error}",
+        details={
+            "errors": ["run_error"],
+            "error_type": "run_error",
+            "run_error": run_error,
+            "expected": call_dicts(expected),
+            "predicted": [],
+            "raw_output": None,
+        },
+    )
+
+
 @metric("tool_selection", description="the expected tools were called, and nothing else")
 def tool_selection(trace: Trace) -> MetricResult:
     """1.0 iff the predicted calls name exactly the expected tools (a no-call sample: iff no
@@ -78,6 +100,8 @@ def tool_selection(trace: Trace) -> MetricResult:
     Args:
         trace: the sample.
     """
+    if (failed := _run_failure(trace)) is not None:
+        return failed
     if trace.task.expected_calls is None:
         return MetricResult.missing(_NO_EXPECTATION)
     d = diagnose(trace)
@@ -93,6 +117,8 @@ def parameter_accuracy(trace: Trace, *, allow_unexpected: bool = False) -> Metri
         trace: the sample.
         allow_unexpected: accept arguments the schema does not list (JSON Schema's default).
     """
+    if (failed := _run_failure(trace)) is not None:
+        return failed
     if trace.task.expected_calls is None:
         return MetricResult.missing(_NO_EXPECTATION)
     if not trace.task.expected_calls:
@@ -115,6 +141,8 @@ def execution_success(trace: Trace, *, allow_unexpected: bool = False) -> Metric
         trace: the sample.
         allow_unexpected: accept arguments the schema does not list.
     """
+    if (failed := _run_failure(trace)) is not None:
+        return failed
     if trace.task.expected_calls is None:
         return MetricResult.missing(_NO_EXPECTATION)
     d = diagnose(trace, allow_unexpected=allow_unexpected)
@@ -164,6 +192,8 @@ def response_quality(trace: Trace) -> MetricResult:
     answer = _as_text(trace.output)
     if reference is None:
         return MetricResult.missing("the task has no reference answer")
+    if (failed := _run_failure(trace)) is not None:
+        return failed
     if answer is None:
         return MetricResult.missing("the model gave no text answer")
     return MetricResult(value=token_f1(answer, reference), details={"similarity": "token_f1"})
@@ -234,6 +264,8 @@ class ValueAccuracy:
         self.allow_unexpected = allow_unexpected
 
     def score(self, trace: Trace) -> MetricResult:
+        if (failed := _run_failure(trace)) is not None:
+            return failed
         if trace.task.expected_calls is None:
             return MetricResult.missing(_NO_EXPECTATION)
         if self.mode == "bfcl":

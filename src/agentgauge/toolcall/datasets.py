@@ -26,7 +26,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agentgauge.io.jsonl import RawLine, ReadError, _field_path, iter_raw_lines
-from agentgauge.model import JSON, ExpectedCall, Step, StepKind, Task, ToolSpec, Trace
+from agentgauge.model import JSON, ExpectedCall, Step, StepKind, Task, ToolSpec, Trace, Usage
 from agentgauge.toolcall.parsers import Positional, parse_tool_calls
 
 __all__ = [
@@ -237,8 +237,11 @@ def _bfcl_category(path: Path, first_id: str) -> str:
     return first_id.rsplit("_", 1)[0]
 
 
-def _read_answers(path: Path) -> tuple[dict[str, list[ExpectedCall]], list[ReadError]]:
-    answers: dict[str, list[ExpectedCall]] = {}
+def _read_answers(
+    path: Path,
+) -> tuple[dict[str, tuple[int, list[ExpectedCall]]], list[ReadError]]:
+    """Possible answers by id, with their line numbers."""
+    answers: dict[str, tuple[int, list[ExpectedCall]]] = {}
     errors: list[ReadError] = []
     for raw in iter_raw_lines(path):
         try:
@@ -259,7 +262,7 @@ def _read_answers(path: Path) -> tuple[dict[str, list[ExpectedCall]], list[ReadE
             name, params = next(iter(entry.items()))
             calls.append(ExpectedCall(name=name, arguments=params))
         else:
-            answers[answer.id] = calls
+            answers[answer.id] = (raw.line, calls)
     return answers, errors
 
 
@@ -272,7 +275,7 @@ def read_bfcl(path: str | Path, answers: str | Path | None = None) -> Iterator[T
             by ``id``. Without it, only irrelevance categories can be read (no call expected).
     """
     question_path = Path(path)
-    known: dict[str, list[ExpectedCall]] | None = None
+    known: dict[str, tuple[int, list[ExpectedCall]]] | None = None
     if answers is not None:
         known, errors = _read_answers(Path(answers))
         yield from errors
@@ -290,12 +293,13 @@ def read_bfcl(path: str | Path, answers: str | Path | None = None) -> Iterator[T
             continue
         seen.add(question.id)
         if known is not None:
-            expected = known.pop(question.id, None)
-            if expected is None:
+            found = known.pop(question.id, None)
+            if found is None:
                 yield ReadError(
                     raw.source, raw.line, "id", f"no possible answer with id {question.id!r}"
                 )
                 continue
+            expected = found[1]
         elif "irrelevance" in category:
             expected = []
         else:
@@ -318,8 +322,8 @@ def read_bfcl(path: str | Path, answers: str | Path | None = None) -> Iterator[T
             metadata={"source": "bfcl"},
         )
     if known and answers is not None:
-        for orphan in known:
-            yield ReadError(str(answers), 0, "id", f"possible answer {orphan!r} has no question")
+        for orphan, (line, _) in known.items():
+            yield ReadError(str(answers), line, "id", f"possible answer {orphan!r} has no question")
 
 
 def read_dataset(
@@ -342,43 +346,99 @@ def read_dataset(
 # --------------------------------------------------------------------------- predictions
 
 
-def prediction_to_trace(task: Task, result: Any, *, positional: Positional = "schema") -> Trace:
+def prediction_to_trace(
+    task: Task,
+    result: Any,
+    *,
+    positional: Positional = "schema",
+    run_error: str | None = None,
+    duration_s: float | None = None,
+    usage: Usage | None = None,
+) -> Trace:
     """The Trace of one recorded prediction: its calls as ``tool_call`` steps, its text answer
     as ``output``, the raw result and any parse error in ``metadata``.
 
     Args:
         task: the task the prediction answers.
-        result: a decoded call list, raw model text, an OpenAI message or response.
+        result: a decoded call list, raw model text, an OpenAI message or response; None when
+            the model gave no answer.
         positional: how positional arguments of Python-style calls are named (see
             :func:`~agentgauge.toolcall.parsers.parse_tool_calls`).
+        run_error: why the model gave no answer (a failed request, no prediction); every
+            tool-calling metric then scores the sample 0.
+        duration_s: the request's latency.
+        usage: the request's token usage.
     """
     parsed = parse_tool_calls(result, task.tools, positional=positional)
     steps = [
         Step(index=i, kind=StepKind.tool_call, id=call.id, tool_call=call)
         for i, call in enumerate(parsed.calls)
     ]
+    metadata: dict[str, JSON] = {
+        "raw_output": result,
+        "parse_error": parsed.error,
+        "parse_format": parsed.format,
+    }
+    if run_error is not None:
+        metadata["run_error"] = run_error
     return Trace(
         id=task.id,
         task=task,
         output=parsed.text,
         steps=steps,
-        metadata={
-            "raw_output": result,
-            "parse_error": parsed.error,
-            "parse_format": parsed.format,
-        },
+        duration_s=duration_s,
+        usage=usage,
+        metadata=metadata,
+    )
+
+
+def _prediction_trace(
+    task: Task, data: dict[str, Any], positional: Positional
+) -> Trace | ReadError | str:
+    """The trace of one predictions line, or the field at fault."""
+    latency = data.get("latency_s")
+    if latency is not None and (
+        isinstance(latency, bool) or not isinstance(latency, int | float) or latency < 0
+    ):
+        return "latency_s"
+    raw_usage = data.get("usage")
+    try:
+        usage = Usage.model_validate(raw_usage) if raw_usage is not None else None
+    except ValidationError:
+        return "usage"
+    error = data.get("error")
+    if "result" not in data and not error:
+        return "result"
+    return prediction_to_trace(
+        task,
+        data.get("result"),
+        positional=positional,
+        run_error=str(error) if error and "result" not in data else None,
+        duration_s=float(latency) if latency is not None else None,
+        usage=usage,
     )
 
 
 def read_predictions(
-    path: str | Path, tasks: Mapping[str, Task], *, positional: Positional = "schema"
+    path: str | Path,
+    tasks: Mapping[str, Task],
+    *,
+    positional: Positional = "schema",
+    include_missing: bool = False,
 ) -> Iterator[Trace | ReadError]:
-    """Stream a predictions file (``{"id", "result"}`` per line) as Traces to score.
+    """Stream a predictions file as Traces to score.
+
+    A line is ``{"id", "result"}`` plus, from the runner, ``latency_s`` (-> ``duration_s``),
+    ``usage`` (``input_tokens``, ``output_tokens``), ``attempts``, ``finish_reason``; a line
+    with ``error`` and no ``result`` (a request that failed) becomes a trace with
+    ``metadata["run_error"]``, which the metrics score 0.
 
     Args:
         path: predictions JSONL.
         tasks: the dataset's tasks by id.
         positional: how positional arguments of Python-style calls are named.
+        include_missing: after the file, yield a ``run_error = "no prediction"`` trace for
+            every task the file did not answer (so that a partial file cannot raise a score).
     """
     seen: set[str] = set()
     for raw in iter_raw_lines(path):
@@ -390,9 +450,6 @@ def read_predictions(
         if not isinstance(data, dict) or "id" not in data:
             yield ReadError(raw.source, raw.line, "id", "a prediction needs an 'id'")
             continue
-        if "result" not in data:
-            yield ReadError(raw.source, raw.line, "result", "a prediction needs a 'result'")
-            continue
         key = str(data["id"])
         if key not in tasks:
             yield ReadError(raw.source, raw.line, "id", f"no task with id {key!r} in the dataset")
@@ -400,11 +457,26 @@ def read_predictions(
         if key in seen:
             yield ReadError(raw.source, raw.line, "id", f"duplicate prediction for {key!r}")
             continue
-        seen.add(key)
         try:
-            yield prediction_to_trace(tasks[key], data["result"], positional=positional)
+            made = _prediction_trace(tasks[key], data, positional)
         except ValidationError as exc:
             err = exc.errors()[0]
-            yield ReadError(
+            made = ReadError(
                 raw.source, raw.line, "result", f"{_field_path(err['loc'])}: {err['msg']}"
             )
+        if isinstance(made, str):
+            yield ReadError(raw.source, raw.line, made, _BAD_PREDICTION_FIELD[made])
+            continue
+        seen.add(key)
+        yield made
+    if include_missing:
+        for key, task in tasks.items():
+            if key not in seen:
+                yield prediction_to_trace(task, None, run_error="no prediction")
+
+
+_BAD_PREDICTION_FIELD = {
+    "latency_s": "must be a non-negative number",
+    "usage": "must be {input_tokens, output_tokens} with non-negative integers",
+    "result": "a prediction needs a 'result' (or an 'error' for a failed request)",
+}

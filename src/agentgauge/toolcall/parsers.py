@@ -180,24 +180,25 @@ def _python_call(node: ast.expr, tools: Sequence[ToolSpec], positional: Position
         raise _ParseFailure(f"expected a call, got {ast.unparse(node)!r}")
     name = _dotted_name(node.func)
     arguments: dict[str, Any] = {}
-    for kw in node.keywords:
-        if kw.arg is None:
-            raise _ParseFailure(f"{name}: '**' arguments are not literals")
-        arguments[kw.arg] = _literal(kw.value, f"{name}({kw.arg}=...)")
     if node.args and positional == "schema":
         tool = find_tool(tools, name)
-        names = parameter_names(tool) if tool is not None else []
+        if tool is None:
+            raise _ParseFailure(f"{name}: positional arguments, and no tool schema to name them")
+        names = parameter_names(tool)
         if len(node.args) > len(names):
             raise _ParseFailure(
-                f"{name}: {len(node.args)} positional argument(s) but the tool schema "
-                f"names {len(names)} parameter(s)"
+                f"{name}: {len(node.args)} positional arguments, the schema names {len(names)}"
             )
         for i, (arg, param) in enumerate(zip(node.args, names, strict=False)):
             if isinstance(arg, ast.Starred):
                 raise _ParseFailure(f"{name}: '*' arguments are not literals")
-            if param in arguments:
-                raise _ParseFailure(f"{name}: {param!r} given positionally and by keyword")
             arguments[param] = _literal(arg, f"{name}(argument {i + 1})")
+    for kw in node.keywords:
+        if kw.arg is None:
+            raise _ParseFailure(f"{name}: '**' arguments are not literals")
+        if kw.arg in arguments:
+            raise _ParseFailure(f"{name}: {kw.arg!r} given positionally and by keyword")
+        arguments[kw.arg] = _literal(kw.value, f"{name}({kw.arg}=...)")
     return _make_call(name, arguments)
 
 
