@@ -24,12 +24,11 @@ from agentgauge.toolcall.runner import (
     TransientError,
     chat_completions_url,
     completion_from_response,
-    json_schema,
-    openai_tools,
     request_from_task,
     run_chat,
     run_to_jsonl,
 )
+from agentgauge.toolcall.schema import openai_tools
 from toolcall_server import scripted_server
 
 SECRET = "sk-test-SECRET-0123456789"
@@ -112,40 +111,6 @@ def test_chat_completions_url_rejects_non_http() -> None:
         chat_completions_url("localhost:8000")
 
 
-def test_json_schema_maps_bfcl_type_names_recursively() -> None:
-    bfcl = {
-        "type": "dict",
-        "properties": {
-            "ratio": {"type": "float"},
-            "point": {"type": "tuple", "items": {"type": "float"}},
-            "anything": {"type": "any"},
-            "nested": {
-                "type": "dict",
-                "properties": {"flags": {"type": "array", "items": {"type": "bool"}}},
-            },
-            "maybe": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
-            "pair": {"type": ["float", "null"]},
-        },
-        "required": ["ratio"],
-    }
-    assert json_schema(bfcl) == {
-        "type": "object",
-        "properties": {
-            "ratio": {"type": "number"},
-            "point": {"type": "array", "items": {"type": "number"}},
-            "anything": {"type": "string"},
-            "nested": {
-                "type": "object",
-                "properties": {"flags": {"type": "array", "items": {"type": "boolean"}}},
-            },
-            "maybe": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
-            "pair": {"type": ["number", "null"]},
-        },
-        "required": ["ratio"],
-    }
-    assert bfcl["type"] == "dict"  # the task's own schema is left as it was, for checking
-
-
 def test_request_from_task_sends_messages_and_openai_tools() -> None:
     task = Task(
         id="simple_python_1",
@@ -154,7 +119,14 @@ def test_request_from_task_sends_messages_and_openai_tools() -> None:
             ToolSpec(
                 name="math.factorial",
                 description="Factorial",
-                parameters={"type": "dict", "properties": {"number": {"type": "integer"}}},
+                parameters={
+                    "type": "dict",
+                    "properties": {
+                        "number": {"type": "integer"},
+                        "point": {"type": "tuple", "items": {"type": "float"}},
+                        "anything": {"type": "any"},
+                    },
+                },
             )
         ],
     )
@@ -166,10 +138,18 @@ def test_request_from_task_sends_messages_and_openai_tools() -> None:
             "function": {
                 "name": "math.factorial",
                 "description": "Factorial",
-                "parameters": {"type": "object", "properties": {"number": {"type": "integer"}}},
+                "parameters": {
+                    "type": "object",
+                    "properties": {
+                        "number": {"type": "integer"},
+                        "point": {"type": "array", "items": {"type": "number"}},
+                        "anything": {"type": "string"},
+                    },
+                },
             },
         }
     ]
+    assert task.tools[0].parameters["type"] == "dict"  # kept as it was, for checking
     assert request_from_task(Task(id="t", input="hi")).messages == [
         {"role": "user", "content": "hi"}
     ]

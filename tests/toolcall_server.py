@@ -76,6 +76,8 @@ def _script(body: dict[str, Any], state: ServerState) -> str:
 
 class _Handler(BaseHTTPRequestHandler):
     state: ServerState
+    protocol_version = "HTTP/1.1"  # keep-alive, as real servers do
+    disable_nagle_algorithm = True
 
     def log_message(self, format: str, *args: Any) -> None:  # silence the default stderr log
         return
@@ -159,12 +161,19 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(404, {"error": {"message": f"unknown script {name}"}})
 
 
+class _QuietServer(ThreadingHTTPServer):
+    request_queue_size = 128  # the default backlog of 5 resets bursts of connections
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that gave up (the timeout tests) breaks the pipe; that is expected."""
+
+
 @contextmanager
 def scripted_server(state: ServerState | None = None) -> Iterator[tuple[str, ServerState]]:
     """Serve on an ephemeral 127.0.0.1 port; yields ``(base_url, state)``."""
     state = state or ServerState()
     handler = type("Handler", (_Handler,), {"state": state})
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server = _QuietServer(("127.0.0.1", 0), handler)
     server.daemon_threads = True
     thread = threading.Thread(
         target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True

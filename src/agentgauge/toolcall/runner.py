@@ -40,10 +40,10 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from agentgauge.model import Task, ToolSpec
+from agentgauge.model import Task
+from agentgauge.toolcall.schema import openai_tools
 
 __all__ = [
-    "BFCL_TO_JSON_SCHEMA",
     "CallableBackend",
     "ChatBackend",
     "ChatRequest",
@@ -56,39 +56,11 @@ __all__ = [
     "TransientError",
     "chat_completions_url",
     "completion_from_response",
-    "json_schema",
-    "openai_tools",
     "request_from_task",
     "requests_from_tasks",
     "run_chat",
     "run_to_jsonl",
 ]
-
-BFCL_TO_JSON_SCHEMA: dict[str, str] = {
-    "dict": "object",
-    "float": "number",
-    "tuple": "array",
-    "list": "array",
-    "bool": "boolean",
-    "any": "string",
-    "byte": "integer",
-    "short": "integer",
-    "long": "integer",
-    "double": "number",
-    "char": "string",
-    "ArrayList": "array",
-    "Array": "array",
-    "HashMap": "object",
-    "Hashtable": "object",
-    "Queue": "array",
-    "Stack": "array",
-    "Any": "string",
-    "String": "string",
-    "Bigint": "integer",
-}
-"""BFCL type names -> JSON Schema types, as BFCL itself sends them to function-calling APIs
-(``GORILLA_TO_OPENAPI``; ``any`` becomes ``string``, which is also what BFCL's checker expects).
-JSON Schema names pass through unchanged."""
 
 _OPENAI_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _VERSIONED_PATH = re.compile(r"/v\d+[a-z0-9]*$")
@@ -255,65 +227,9 @@ def chat_completions_url(base_url: str) -> str:
     return f"{url}/v1/chat/completions"
 
 
-def json_schema(schema: JsonValue) -> JsonValue:
-    """A copy of a tool's parameter schema with BFCL type names turned into JSON Schema ones.
-
-    Walks ``properties``, ``items`` (a schema or a list of them), ``additionalProperties`` and
-    ``anyOf``/``oneOf``/``allOf``; a ``type`` given as a list is mapped element by element.
-
-    Args:
-        schema: a JSON Schema object, possibly with BFCL type names.
-    """
-    if not isinstance(schema, dict):
-        return copy.deepcopy(schema)
-    out: dict[str, JsonValue] = {}
-    for key, value in schema.items():
-        if key == "type":
-            out[key] = _json_type(value)
-        elif key == "properties" and isinstance(value, dict):
-            out[key] = {name: json_schema(sub) for name, sub in value.items()}
-        elif key in ("items", "additionalProperties"):
-            out[key] = (
-                [json_schema(sub) for sub in value]
-                if isinstance(value, list)
-                else json_schema(value)
-            )
-        elif key in ("anyOf", "oneOf", "allOf") and isinstance(value, list):
-            out[key] = [json_schema(sub) for sub in value]
-        else:
-            out[key] = copy.deepcopy(value)
-    return out
-
-
-def _json_type(value: JsonValue) -> JsonValue:
-    if isinstance(value, str):
-        return BFCL_TO_JSON_SCHEMA.get(value, value)
-    if isinstance(value, list):
-        return [BFCL_TO_JSON_SCHEMA.get(v, v) if isinstance(v, str) else v for v in value]
-    return value
-
-
-def openai_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
-    """Tools in the OpenAI ``tools`` request format, their schemas in JSON Schema types.
-
-    Args:
-        tools: the task's tools.
-    """
-    return [
-        {
-            "type": "function",
-            "function": {
-                "name": tool.name,
-                "description": tool.description,
-                "parameters": json_schema(tool.parameters),
-            },
-        }
-        for tool in tools
-    ]
-
-
 def request_from_task(task: Task) -> ChatRequest:
-    """The request for one task: its prompt messages (``Task.input``) and its tools.
+    """The request for one task: its prompt messages (``Task.input``) and its tools in OpenAI
+    format (:func:`~agentgauge.toolcall.schema.openai_tools`: BFCL type names become JSON Schema).
 
     ``Task.input`` may be a list of chat messages, a dict with ``messages``, or a plain string
     (sent as one user message).
