@@ -313,6 +313,16 @@ def test_score_deepfabric_file_with_weights(tmp_path: Path) -> None:
     assert samples["df-search"]["metrics"]["parameter_accuracy"] == 0.0
     assert samples["df-search"]["error_type"] == "type_error:limit"
     assert samples["df-search"]["composite"] == pytest.approx(0.5)  # .5·1 + .5·0
+    mean = doc["aggregate"]["composite"]["mean"]
+    assert mean == pytest.approx(sum(s["composite"] for s in samples.values()) / 3)
+
+    gate = _invoke(
+        "score", "--dataset", str(dataset), "--predictions", str(preds),
+        "--format", "deepfabric", "--weights", "tool_selection=0.5,parameter_accuracy=0.5",
+        "--db", str(tmp_path / "ag.db"), "--jobs", "1", "--no-progress",
+        "--fail-under", str(round(mean + 0.01, 3)),
+    )  # fmt: skip
+    assert gate.exit_code == 1 and "below --fail-under" in gate.output
 
 
 @pytest.mark.parametrize(
@@ -375,7 +385,7 @@ def test_run_against_local_server_then_score_and_inspect(
             "--jobs", "1", "--no-progress",
         )  # fmt: skip
     assert result.exit_code == 0, result.output
-    assert "5 samples, 2 failed requests" in result.output
+    assert "5 samples sent, 2 failed requests" in result.output
 
     assert {r.headers["Authorization"] for r in state.requests} == {f"Bearer {SECRET}"}
     assert {r.body["temperature"] for r in state.requests} == {0.0}
@@ -426,6 +436,36 @@ def test_run_against_local_server_then_score_and_inspect(
     assert SECRET.encode() not in db.read_bytes()
 
 
+def test_run_parses_text_answers_and_scores_them(tmp_path: Path, no_waits: list[float]) -> None:
+    dataset = _write_jsonl(tmp_path / "df.jsonl", _deepfabric_rows())
+    hermes = (
+        '<tool_call>{"name": "read_file", "arguments": {"file_path": "config.json"}}</tool_call>'
+    )
+    state = ServerState()
+    state.by_query = {
+        "Show config.json": {"role": "assistant", "content": hermes},
+        "Say hello": {"role": "assistant", "content": "Hello!"},
+        "Find 5 pages on tides": tool_message("search", {"query": "tides", "limit": 5}),
+    }
+    report = tmp_path / "out.json"
+    with scripted_server(state) as (base, _):
+        result = _invoke(
+            "run", "--endpoint", base, "--model", "m", "--dataset", str(dataset),
+            "--format", "deepfabric", "--out", str(tmp_path / "p.jsonl"), "--json", str(report),
+            "--db", str(tmp_path / "ag.db"), "--jobs", "1", "--no-progress",
+            "--fail-under", "1.0",
+        )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    samples = {s["id"]: s for s in json.loads(report.read_text())["samples"]}
+    assert {k: s["valid"] for k, s in samples.items()} == {
+        "df-read": True,
+        "df-chat": True,
+        "df-search": True,
+    }
+    assert samples["df-read"]["metrics"]["tool_selection"] == 1.0
+    assert samples["df-chat"]["metrics"]["tool_selection"] == 1.0
+
+
 def test_run_no_score_writes_predictions_only(tmp_path: Path, no_waits: list[float]) -> None:
     dataset = _write_jsonl(tmp_path / "df.jsonl", _deepfabric_rows())
     out = tmp_path / "preds.jsonl"
@@ -440,7 +480,8 @@ def test_run_no_score_writes_predictions_only(tmp_path: Path, no_waits: list[flo
     assert not db.exists()
     assert len(state.requests) == 2
     # the prompt is the conversation up to the first assistant turn
-    assert state.requests[0].body["messages"] == [
+    sent = {r.body["messages"][-1]["content"]: r.body["messages"] for r in state.requests}
+    assert sent["Show config.json"] == [
         {"role": "system", "content": "You can use tools."},
         {"role": "user", "content": "Show config.json"},
     ]
@@ -448,6 +489,29 @@ def test_run_no_score_writes_predictions_only(tmp_path: Path, no_waits: list[flo
         "df-chat",
         "df-read",
     ]
+
+
+def test_run_resume_sends_only_unanswered_samples(tmp_path: Path, no_waits: list[float]) -> None:
+    dataset = _write_jsonl(tmp_path / "df.jsonl", _deepfabric_rows())
+    out = tmp_path / "preds.jsonl"
+    args = [
+        "run", "--dataset", str(dataset), "--format", "deepfabric", "--model", "m",
+        "--out", str(out), "--no-score", "--no-progress",
+    ]  # fmt: skip
+    state = ServerState()
+    state.by_query = {"Say hello": "malformed"}
+    with scripted_server(state) as (base, _):
+        first = _invoke(*args, "--endpoint", base)
+    assert first.exit_code == 0 and "3 samples sent, 1 failed requests" in first.output
+    state = ServerState()
+    state.by_query = {"Say hello": {"role": "assistant", "content": "Hello!"}}
+    with scripted_server(state) as (base, _):
+        second = _invoke(*args, "--endpoint", base, "--resume")
+    assert second.exit_code == 0 and "1 samples sent, 0 failed requests" in second.output
+    assert [r.body["messages"][-1]["content"] for r in state.requests] == ["Say hello"]
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert sorted(line["id"] for line in lines) == ["df-chat", "df-read", "df-search"]
+    assert all("error" not in line for line in lines)
 
 
 @pytest.mark.parametrize(

@@ -173,7 +173,6 @@ def test_request_body_carries_defaults_tools_and_key(api_key: str, waits: list[f
             RunSettings(concurrency=1),
             key_env=api_key,
         )
-    by_path = {r.body["messages"][0]["content"]: r for r in state.requests}
     assert all(r.path == "/v1/chat/completions" for r in state.requests)
     with_tools = state.requests[0].body
     assert with_tools["model"] == "scripted"
@@ -192,7 +191,6 @@ def test_request_body_carries_defaults_tools_and_key(api_key: str, waits: list[f
         }
     ]
     assert "tools" not in state.requests[1].body and "tool_choice" not in state.requests[1].body
-    assert len(by_path) == 1  # both samples sent the same text
     assert all(r.headers["Authorization"] == f"Bearer {SECRET}" for r in state.requests)
     # ... and the answer carries the dataset's own name again.
     call = predictions[0].result["tool_calls"][0]  # type: ignore[index,call-overload]

@@ -127,11 +127,6 @@ class _Handler(BaseHTTPRequestHandler):
         elif name == "weather":
             message = tool_message("get_weather", {"city": "Paris", "unit": "celsius"})
             self._json(200, completion(message, "tool_calls"))
-        elif name == "text":
-            content = (
-                '<tool_call>{"name": "get_weather", "arguments": {"city": "Oslo"}}</tool_call>'
-            )
-            self._json(200, completion({"role": "assistant", "content": content}))
         elif name == "rate_limited":
             if attempt <= 2:
                 self._json(429, {"error": {"message": "slow down"}}, {"Retry-After": "7"})

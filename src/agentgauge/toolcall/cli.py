@@ -316,6 +316,9 @@ def run(
     seed: Annotated[int | None, typer.Option(help="Sampling seed sent to the server.")] = 0,
     max_tokens: Annotated[int | None, typer.Option(min=1, help="Completion token limit.")] = None,
     limit: Annotated[int | None, typer.Option(min=1, help="Only the first N samples.")] = None,
+    resume: Annotated[
+        bool, typer.Option(help="Keep --out's answered lines; send only the other samples.")
+    ] = False,
     do_score: Annotated[bool, typer.Option("--score/--no-score", help="Score the run.")] = True,
     mode: ModeOpt = None,
     weights: WeightsOpt = None,
@@ -353,7 +356,7 @@ def run(
     )
     settings = RunSettings(concurrency=concurrency, timeout_s=timeout, max_retries=max_retries)
     backend = HttpChatBackend(config, concurrency=concurrency)
-    predictions = _run_model(tasks, backend, out, settings, progress)
+    predictions = _run_model(tasks, backend, out, settings, progress, resume)
     _print_run_summary(predictions, out)
     if suite is None:
         return
@@ -375,6 +378,7 @@ def _run_model(
     out: Path,
     settings: RunSettings,
     progress: bool,
+    resume: bool,
 ) -> list[Prediction]:
     from agentgauge.toolcall.runner import Prediction, request_from_task, run_to_jsonl
 
@@ -385,7 +389,7 @@ def _run_model(
             requests.append(request_from_task(task))
         except ValueError as exc:
             unsendable.append(Prediction(id=task.id, error=str(exc)))
-    predictions = run_to_jsonl(requests, backend, out, settings, progress=progress)
+    predictions = run_to_jsonl(requests, backend, out, settings, resume=resume, progress=progress)
     if unsendable:
         with out.open("a", encoding="utf-8") as fh:
             fh.writelines(p.to_line() + "\n" for p in unsendable)
@@ -401,7 +405,7 @@ def _print_run_summary(predictions: list[Prediction], out: Path) -> None:
     tokens_out = sum((p.usage or {}).get("output_tokens", 0) for p in predictions)
     median = f"{latencies[len(latencies) // 2]:.2f} s" if latencies else "n/a"
     console.print(
-        f"wrote {out}: {len(predictions)} samples, {len(failed)} failed requests, "
+        f"wrote {out}: {len(predictions)} samples sent, {len(failed)} failed requests, "
         f"median latency {median}, tokens in/out {tokens_in}/{tokens_out}"
     )
     for p in failed[:5]:

@@ -56,6 +56,7 @@ __all__ = [
     "TransientError",
     "chat_completions_url",
     "completion_from_response",
+    "keep_answered",
     "request_from_task",
     "requests_from_tasks",
     "run_chat",
@@ -644,6 +645,7 @@ def run_to_jsonl(
     out: str | Path,
     settings: RunSettings | None = None,
     *,
+    resume: bool = False,
     progress: bool = True,
     console: Console | None = None,
 ) -> list[Prediction]:
@@ -655,16 +657,24 @@ def run_to_jsonl(
     Args:
         requests: the samples to send.
         backend: a backend; an :class:`HttpChatBackend` is opened and closed here.
-        out: the predictions file (overwritten).
+        out: the predictions file (overwritten unless ``resume``).
         settings: concurrency, deadline and retry policy.
+        resume: keep the answered lines of an existing ``out`` (see :func:`keep_answered`),
+            send only the other requests and append their lines.
         progress: show a progress bar.
         console: where the progress bar goes.
+
+    Returns:
+        The predictions of the requests sent by this call.
     """
     path = Path(out)
     path.parent.mkdir(parents=True, exist_ok=True)
+    if resume:
+        answered = keep_answered(path)
+        requests = [r for r in requests if r.id not in answered]
 
     async def main() -> list[Prediction]:
-        with path.open("w", encoding="utf-8") as fh:
+        with path.open("a" if resume else "w", encoding="utf-8") as fh:
 
             def write(prediction: Prediction) -> None:
                 fh.write(prediction.to_line() + "\n")
@@ -690,6 +700,38 @@ def run_to_jsonl(
             )
 
     return asyncio.run(main())
+
+
+def keep_answered(path: str | Path) -> set[str]:
+    """Drop the failed and unreadable lines of a predictions file; return the answered ids.
+
+    A line counts as answered when it is a JSON object with an ``id`` and a ``result`` and no
+    ``error``; the file is rewritten (atomically) with those lines only, the first one per id.
+
+    Args:
+        path: the predictions file; a missing file is an empty one.
+    """
+    source = Path(path)
+    if not source.exists():
+        return set()
+    kept: list[str] = []
+    answered: set[str] = set()
+    with source.open(encoding="utf-8") as fh:
+        for line in fh:
+            try:
+                data = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if not isinstance(data, dict) or "result" not in data or data.get("error"):
+                continue
+            key = str(data.get("id"))
+            if "id" in data and key not in answered:
+                answered.add(key)
+                kept.append(line if line.endswith("\n") else line + "\n")
+    partial = source.with_name(source.name + ".partial")
+    partial.write_text("".join(kept), encoding="utf-8")
+    os.replace(partial, source)
+    return answered
 
 
 def requests_from_tasks(tasks: Iterable[Task]) -> list[ChatRequest]:
