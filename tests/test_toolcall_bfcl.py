@@ -14,8 +14,8 @@ import pytest
 from agentgauge.io.jsonl import ReadError
 from agentgauge.metrics.base import MetricResult
 from agentgauge.metrics.toolcall import ValueAccuracy
-from agentgauge.model import ExpectedCall, Task, ToolSpec
-from agentgauge.toolcall.bfcl import standardize_string
+from agentgauge.model import Task
+from agentgauge.toolcall.bfcl import reference_calls, standardize_string
 from agentgauge.toolcall.datasets import prediction_to_trace, read_bfcl
 
 CATEGORIES = (
@@ -53,43 +53,10 @@ def tasks(shared_data: Path) -> dict[str, Task]:
     return out
 
 
-def _candidate(possible: dict[str, Any]) -> dict[str, Any]:
-    """A dict built from a BFCL possible dict: each key's first value, "" = left out."""
-    return {k: v[0] for k, v in possible.items() if v and v[0] != ""}
-
-
-def _value(value: Any, schema: dict[str, Any]) -> Any:
-    if schema.get("type") == "dict" and isinstance(value, dict):
-        return _candidate(value)
-    items = schema.get("items") or {}
-    if schema.get("type") in ("array", "tuple") and items.get("type") == "dict":
-        return [_candidate(v) if isinstance(v, dict) else v for v in value]
-    return value
-
-
-def _ground_truth_arguments(expected: ExpectedCall, tool: ToolSpec) -> dict[str, Any]:
-    """The ground truth as a model would send it: each parameter's first acceptable value,
-    "" meaning left out, except that a required parameter takes its first other value (B11:
-    some answers mark required parameters omittable), or "" when it has none
-    (live_multiple_507-149-4); parameters the function does not have are left out."""
-    properties: dict[str, Any] = tool.parameters["properties"]  # type: ignore[assignment]
-    required = tool.parameters.get("required", [])
-    out: dict[str, Any] = {}
-    for param, values in expected.arguments.items():
-        if param not in properties or not values:
-            continue
-        if values[0] != "":
-            out[param] = _value(values[0], properties[param])
-        elif param in required:  # type: ignore[operator]
-            others = [v for v in values if v != ""]
-            out[param] = _value(others[0], properties[param]) if others else ""
-    return out
-
-
 def _ground_truth(task: Task) -> list[dict[str, Any]]:
-    """The ground truth as a BFCL decoded list ``[{"func": {args}}]``."""
-    tools = {t.name: t for t in task.tools}
-    return [{e.name: _ground_truth_arguments(e, tools[e.name])} for e in task.expected_calls or []]
+    """The ground truth as a BFCL decoded list ``[{"func": {args}}]``: each parameter's first
+    acceptable value ("" = left out), a required one never left out (B11)."""
+    return [{c.name: c.arguments} for c in reference_calls(task.tools, task.expected_calls or [])]
 
 
 def _score(task: Task, result: Any, metric: ValueAccuracy = BFCL, **kw: Any) -> MetricResult:

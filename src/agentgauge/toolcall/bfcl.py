@@ -35,7 +35,13 @@ from typing import Any, cast
 
 from agentgauge.model import ExpectedCall, ToolCall, ToolSpec
 
-__all__ = ["BfclUnsupported", "BfclVerdict", "check_bfcl", "standardize_string"]
+__all__ = [
+    "BfclUnsupported",
+    "BfclVerdict",
+    "check_bfcl",
+    "reference_calls",
+    "standardize_string",
+]
 
 _PYTHON_TYPES: dict[str, type] = {
     "string": str,
@@ -344,3 +350,51 @@ def check_bfcl(
         return _check_call(tools[0], calls[0], expected[0], underscore_to_dot)
     except (KeyError, TypeError, AttributeError) as exc:
         raise BfclUnsupported(f"BFCL's checker raises {type(exc).__name__}: {exc}") from None
+
+
+def _first_of_possible_dict(possible: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v[0] for k, v in possible.items() if v and v[0] != ""}
+
+
+def _reference_value(value: Any, schema: Mapping[str, Any]) -> Any:
+    kind = schema.get("type")
+    if kind == "dict" and isinstance(value, dict):
+        return _first_of_possible_dict(value)
+    items = schema.get("items")
+    if kind in _NESTED_TYPES and isinstance(items, Mapping) and items.get("type") == "dict":
+        return [_first_of_possible_dict(v) if isinstance(v, dict) else v for v in value]
+    return value
+
+
+def reference_calls(tools: Sequence[ToolSpec], expected: Sequence[ExpectedCall]) -> list[ToolCall]:
+    """The possible answers as a model would send them, to check a checker against its own
+    ground truth: each parameter's first acceptable value (possible dicts one level deep, as
+    BFCL checks them), ``""`` meaning "left out", except that a schema-required parameter takes
+    its first other value, or ``""`` when it has none (BFCL marks some required parameters
+    omittable, and ``live_multiple_507-149-4`` passes only with ``""``); parameters the
+    function does not have are left out.
+
+    Args:
+        tools: the functions offered.
+        expected: the expected calls (BFCL possible answers).
+    """
+    calls = []
+    for answer in expected:
+        tool = next((t for t in tools if t.name == answer.name), None)
+        schema = tool.parameters if tool is not None else {}
+        properties = schema.get("properties")
+        properties = properties if isinstance(properties, dict) else {}
+        required = schema.get("required")
+        required = required if isinstance(required, list) else []
+        arguments: dict[str, Any] = {}
+        for param, values in answer.arguments.items():
+            prop = properties.get(param)
+            if not isinstance(prop, dict) or not values:
+                continue
+            if values[0] != "":
+                arguments[param] = _reference_value(values[0], prop)
+            elif param in required:
+                others = [v for v in values if v != ""]
+                arguments[param] = _reference_value(others[0], prop) if others else ""
+        calls.append(ToolCall(name=answer.name, arguments=arguments))
+    return calls

@@ -133,7 +133,9 @@ def _value_errors(value: Any, schema: Any, path: str) -> list[str]:
             if passing < needed or (key == "oneOf" and passing != 1):
                 return [f"type_error:{path}"]
     enum = schema.get("enum")
-    if isinstance(enum, list) and not any(json_equal(value, option) for option in enum):
+    if isinstance(enum, list) and not (
+        value in enum if isinstance(value, str) else any(json_equal(value, o) for o in enum)
+    ):
         return [f"type_error:{path}"]
     types = _canonical_types(schema)
     known = [t for t in types if t in _TYPE_TESTS]
