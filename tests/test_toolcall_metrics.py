@@ -341,3 +341,20 @@ def test_suite_weights_match_the_spec_and_engine_scores_the_suite() -> None:
         pytest.approx(1.0),
     ]
     assert samples[1].details["tool_selection"]["error_type"] == "wrong_tool"
+
+
+def test_expected_tool_without_schema() -> None:
+    task = Task(
+        id="t",
+        tools=[READ_FILE],
+        expected_calls=[ExpectedCall(name="ghost", arguments={"a": [1]})],
+    )
+    right = prediction_to_trace(task, [_call("ghost", a=1)])
+    result = parameter_accuracy(right)
+    assert result.value is None and result.reason is not None and "ghost" in result.reason
+    assert tool_selection(right).value == 1.0
+    # a wrong tool is wrong whether or not the expected tool has a schema
+    assert (
+        parameter_accuracy(prediction_to_trace(task, [_call("read_file", file_path="x")])).value
+        == 0.0
+    )

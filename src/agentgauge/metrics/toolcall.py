@@ -124,7 +124,7 @@ def parameter_accuracy(trace: Trace, *, allow_unexpected: bool = False) -> Metri
     if not trace.task.expected_calls:
         return MetricResult.missing("no call is expected: no parameters to check")
     d = diagnose(trace, allow_unexpected=allow_unexpected)
-    if d.unknown_tools:
+    if d.unknown_tools and not d.unmatched_expected and all(p.name_ok for p in d.pairs):
         return MetricResult.missing(
             f"no schema for expected tool(s) {', '.join(d.unknown_tools)} in task.tools",
             **_details(trace, d),

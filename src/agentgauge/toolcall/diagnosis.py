@@ -13,7 +13,7 @@ The error taxonomy, in this order: ``parse_error``, ``no_call``, ``wrong_count``
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -186,8 +186,7 @@ def diagnose(
         unknown_tools=sorted(name for name, tool in tools.items() if tool is None),
         errors=[],
     )
-    diagnosis.errors.extend(_taxonomy(diagnosis))
-    return diagnosis
+    return replace(diagnosis, errors=_taxonomy(diagnosis))
 
 
 def _taxonomy(d: Diagnosis) -> list[str]:
