@@ -12,6 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from agentgauge.cli import app
+from agentgauge.store import Store
 from agentgauge.toolcall import runner
 from toolcall_server import ServerState, scripted_server, tool_message
 
@@ -543,5 +544,22 @@ def test_run_bad_endpoint_exit_2(tmp_path: Path) -> None:
     assert result.exit_code == 2 and "not an http(s) URL" in result.output
 
 
-def test_failures_unknown_run_exit_2(tmp_path: Path) -> None:
+def test_failures_unknown_or_foreign_run_exit_2(tmp_path: Path) -> None:
     assert _invoke("failures", "abc", "--db", str(tmp_path / "none.db")).exit_code == 2
+    db = tmp_path / "ag.db"
+    with Store(db) as store:
+        run_id = store.create_run(kind="evaluate", suite="behavior", config={}, sources=[])
+    assert _invoke("failures", "nope", "--db", str(db)).exit_code == 2
+    foreign = _invoke("failures", run_id, "--db", str(db))
+    assert foreign.exit_code == 2 and "not a tool-calling run" in foreign.output
+
+
+def test_bfcl_without_answers_exit_2(shared_data: Path, tmp_path: Path) -> None:
+    questions, _ = _bfcl_slice(shared_data, tmp_path, "simple_python", 2)
+    preds = _write_jsonl(tmp_path / "p.jsonl", [{"id": "simple_python_0", "result": "[]"}])
+    result = _invoke(
+        "score", "--dataset", str(questions), "--predictions", str(preds), "--format", "bfcl",
+        "--db", str(tmp_path / "ag.db"),
+    )  # fmt: skip
+    assert result.exit_code == 2
+    assert "no usable sample" in result.output and "possible-answer file" in result.output

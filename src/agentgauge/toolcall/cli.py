@@ -148,6 +148,9 @@ def _load_tasks(
                 tasks.append(item)
     except ValueError as exc:
         raise _usage_error(str(exc)) from None
+    if not tasks:
+        first = f" (first error: {errors[0]})" if errors else ""
+        raise _usage_error(f"{dataset}: no usable sample{first}")
     return tasks, errors
 
 
@@ -516,6 +519,8 @@ def failures(
             samples = list(store.iter_samples(run.id, with_trace=True))
     except StoreError as exc:
         raise _usage_error(str(exc)) from None
+    if run.kind != "toolcall":
+        raise _usage_error(f"run {run.id} is a {run.kind!r} run, not a tool-calling run")
     failing = [s for s in samples if _is_failure(s)]
     table = Table("id", "query", "expected", "predicted", "error", show_lines=True)
     for row in (_failure_row(s) for s in failing[:limit]):

@@ -28,7 +28,7 @@ import os
 import random
 import re
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -58,7 +58,6 @@ __all__ = [
     "completion_from_response",
     "keep_answered",
     "request_from_task",
-    "requests_from_tasks",
     "run_chat",
     "run_to_jsonl",
 ]
@@ -732,8 +731,3 @@ def keep_answered(path: str | Path) -> set[str]:
     partial.write_text("".join(kept), encoding="utf-8")
     os.replace(partial, source)
     return answered
-
-
-def requests_from_tasks(tasks: Iterable[Task]) -> list[ChatRequest]:
-    """The requests of several tasks (see :func:`request_from_task`)."""
-    return [request_from_task(task) for task in tasks]
