@@ -39,7 +39,7 @@ def histogram_svg(values: list[float], title: str) -> str:
     ax.set_xlim(0, 1)
     fig.tight_layout()
     buf = io.StringIO()
-    fig.savefig(buf, format="svg")
+    fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
     plt.close(fig)
     svg = buf.getvalue()
     return svg[svg.index("<svg") :]
