@@ -17,7 +17,6 @@ from agentgauge.toolcall import runner
 from toolcall_server import ServerState, scripted_server, tool_message
 
 SECRET = "sk-cli-SECRET-9876543210"
-WIDE = {"COLUMNS": "400"}  # rich tables unwrapped, so that cells can be searched
 
 
 def _lines(path: Path, n: int) -> list[dict[str, Any]]:
@@ -58,8 +57,8 @@ def _write_jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:
     return path
 
 
-def _invoke(*args: str, **env: str) -> Any:
-    result = CliRunner().invoke(app, ["toolcall", *args], env={**WIDE, **env})
+def _invoke(*args: str) -> Any:
+    result = CliRunner().invoke(app, ["toolcall", *args])
     if result.exception and not isinstance(result.exception, SystemExit):
         raise result.exception
     return result
@@ -160,20 +159,32 @@ def test_score_perturbed_bfcl_predictions(shared_data: Path, tmp_path: Path) -> 
     assert doc["aggregate"]["composite"]["mean"] == pytest.approx(1.8 / 5)
     assert doc["aggregate"]["value_accuracy"]["mean"] == pytest.approx(1 / 5)
 
-    shown = _invoke("failures", doc["run_id"], "--db", str(db))
+    listing = tmp_path / "failures.json"
+    shown = _invoke("failures", doc["run_id"], "--db", str(db), "--json", str(listing))
     assert shown.exit_code == 0, shown.output
     assert "4 of 5 samples failed" in shown.output
     assert "simple_python_2" not in shown.output
     for sample_id in ("simple_python_0", "simple_python_1", "simple_python_3", "simple_python_4"):
         assert sample_id in shown.output
-    assert (
-        "Find the roots of a quadratic equation with coefficients a=1, b=-3, c=2." in shown.output
-    )
-    assert "algebra.quadratic_roots(a=1, b=-3, c=2)" in shown.output
-    assert 'calculate_triangle_area(base=10, height=5, unit="units"|<omit>)' in shown.output
-    assert "type_error:base ('base' is str, expected int)" in shown.output
-    assert "solve_quadratic_equation(a=1, b=-3, c=2)" in shown.output
-    assert "type_error:base" in shown.output
+    failed = {row["id"]: row for row in json.loads(listing.read_text())["failures"]}
+    assert list(failed) == [
+        "simple_python_0",
+        "simple_python_1",
+        "simple_python_3",
+        "simple_python_4",
+    ]
+    assert failed["simple_python_0"] == {
+        "id": "simple_python_0",
+        "query": "Find the area of a triangle with a base of 10 units and height of 5 units.",
+        "expected": 'calculate_triangle_area(base=10, height=5, unit="units"|<omit>)',
+        "predicted": 'calculate_triangle_area(base="10", height=5)',
+        "error": "type_error:base ('base' is str, expected int)",
+        "raw_output": [{"calculate_triangle_area": {"base": "10", "height": 5}}],
+    }
+    assert failed["simple_python_3"]["expected"] == "algebra.quadratic_roots(a=1, b=-3, c=2)"
+    assert failed["simple_python_3"]["predicted"] == "solve_quadratic_equation(a=1, b=-3, c=2)"
+    assert failed["simple_python_4"]["predicted"] == "(no call)"
+    assert failed["simple_python_4"]["error"].startswith("run_error (no prediction in ")
 
     limited = _invoke("failures", doc["run_id"][:8], "--db", str(db), "--limit", "1")
     assert limited.exit_code == 0 and "… 3 more (use --limit)" in limited.output
@@ -421,15 +432,20 @@ def test_run_against_local_server_then_score_and_inspect(
     assert doc["config"]["toolcall"]["model"] == "scripted"
     assert doc["config"]["toolcall"]["runner"]["api_key_env"] == "AG_CLI_KEY"
 
-    shown = _invoke("failures", doc["run_id"], "--db", str(db))
+    listing = tmp_path / "failures.json"
+    shown = _invoke("failures", doc["run_id"], "--db", str(db), "--json", str(listing))
     assert shown.exit_code == 0
     assert "3 of 5 samples failed" in shown.output
-    assert "timeout: no complete response within 0.2 s" in shown.output
-    assert 'get_weather(city="Rome")' in shown.output
+    failed = {row["id"]: row for row in json.loads(listing.read_text())["failures"]}
+    assert failed["simple_python_2"]["predicted"] == 'get_weather(city="Rome")'
+    assert failed["simple_python_3"]["error"] == (
+        "run_error (timeout: no complete response within 0.2 s (after 3 attempts))"
+    )
 
     for text in (
         result.output,
         shown.output,
+        listing.read_text(encoding="utf-8"),
         out.read_text(encoding="utf-8"),
         report.read_text(encoding="utf-8"),
     ):

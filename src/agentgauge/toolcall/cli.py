@@ -453,7 +453,9 @@ def _query(trace: dict[str, Any] | None) -> str:
     if isinstance(value, list):
         users = [m.get("content") for m in value if isinstance(m, dict) and m.get("role") == "user"]
         value = users[-1] if users else value
-    return "" if value is None else _short(value)
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else _json(value)
 
 
 def _is_failure(sample: dict[str, Any]) -> bool:
@@ -466,7 +468,8 @@ def _is_failure(sample: dict[str, Any]) -> bool:
     )
 
 
-def _failure_row(sample: dict[str, Any]) -> tuple[str, str, str, str, str]:
+def _failure(sample: dict[str, Any]) -> dict[str, Any]:
+    """One failing sample for the failures view: what was asked, expected, predicted, wrong."""
     details: dict[str, Any] = {}
     for name in (VALUE_METRIC, *CALL_METRICS):
         details = sample["details"].get(name) or {}
@@ -489,13 +492,17 @@ def _failure_row(sample: dict[str, Any]) -> tuple[str, str, str, str, str]:
     ]
     if notes:
         error = f"{error} ({'; '.join(notes)})" if error else "; ".join(notes)
-    return (
-        sample["trace_id"],
-        _query(trace),
-        _short(_calls_text(expected, expected=True)),
-        _short(_calls_text(details.get("predicted"))),
-        _short(error or "-"),
-    )
+    return {
+        "id": sample["trace_id"],
+        "query": _query(trace),
+        "expected": _calls_text(expected, expected=True),
+        "predicted": _calls_text(details.get("predicted")),
+        "error": error or "-",
+        "raw_output": details.get("raw_output", (trace.get("metadata") or {}).get("raw_output")),
+    }
+
+
+_COLUMNS = ("id", "query", "expected", "predicted", "error")
 
 
 @toolcall_app.command()
@@ -503,12 +510,16 @@ def failures(
     run_id: Annotated[str, typer.Argument(help="Run id (or a unique prefix).")],
     db: DbOpt = Path("agentgauge.db"),
     limit: Annotated[int, typer.Option(min=1, help="Show at most this many.")] = 20,
+    json_out: Annotated[
+        Path | None, typer.Option("--json", help="Write every failing sample (untruncated).")
+    ] = None,
 ) -> None:
     """Show the failing samples of a run: query, expected and predicted calls, errors."""
     from rich.table import Table
     from rich.text import Text
 
     from agentgauge.cli import console
+    from agentgauge.report.export import write_json
     from agentgauge.store import Store, StoreError
 
     if not db.exists():
@@ -521,12 +532,16 @@ def failures(
         raise _usage_error(str(exc)) from None
     if run.kind != "toolcall":
         raise _usage_error(f"run {run.id} is a {run.kind!r} run, not a tool-calling run")
-    failing = [s for s in samples if _is_failure(s)]
-    table = Table("id", "query", "expected", "predicted", "error", show_lines=True)
-    for row in (_failure_row(s) for s in failing[:limit]):
-        table.add_row(*(Text(cell) for cell in row))  # Text: model output is never markup
+    failing = [_failure(s) for s in samples if _is_failure(s)]
+    table = Table(*_COLUMNS, show_lines=True)
+    for row in failing[:limit]:
+        # Text, not markup: model output is shown as it is
+        table.add_row(*(Text(_short(row[key])) for key in _COLUMNS))
     console.print(f"run {run.id}: {len(failing)} of {len(samples)} samples failed")
     if failing:
         console.print(table)
     if len(failing) > limit:
         console.print(f"… {len(failing) - limit} more (use --limit)")
+    if json_out is not None:
+        write_json({"run_id": run.id, "n_samples": len(samples), "failures": failing}, json_out)
+        console.print(f"wrote {json_out}")
