@@ -6,14 +6,25 @@ Prints samples/s (median of ``--runs``) for value_accuracy in ``bfcl``, ``strict
 ``lenient`` mode, for the three spec metrics together, for the whole ``toolcall`` suite through
 the engine, and for turning predictions into traces (decoded lists, Python-call text, Hermes
 text), with each mode's valid rate on the ground truth.
+
+When BFCL's own package is importable (``pip install --no-deps bfcl-eval==2026.3.23``, or its
+``--target`` folder on ``PYTHONPATH``), its AST checker runs side by side on the same samples and
+on seeded perturbations of them, and the table reports how many verdicts (valid and error label)
+agree with ours. Its ``constants.model_config`` imports every provider SDK, so a stand-in
+that answers ``underscore_to_dot=False`` replaces it.
 """
 
 from __future__ import annotations
 
 import argparse
+import collections
+import copy
 import json
+import random
 import statistics
+import sys
 import time
+import types
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -30,7 +41,7 @@ from agentgauge.metrics.toolcall import (
     tool_selection,
 )
 from agentgauge.model import Task, ToolCall, Trace
-from agentgauge.toolcall.bfcl import reference_calls
+from agentgauge.toolcall.bfcl import BfclUnsupported, check_bfcl, reference_calls
 from agentgauge.toolcall.datasets import prediction_to_trace, read_bfcl
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "bfcl"
@@ -52,6 +63,50 @@ def _hermes_text(calls: Sequence[ToolCall]) -> str:
         "<tool_call>" + json.dumps({"name": c.name, "arguments": c.arguments}) + "</tool_call>"
         for c in calls
     )
+
+
+def _bfcl_checker() -> Callable[..., dict[str, Any]] | None:
+    """BFCL's ``ast_checker`` for Python categories, or None when bfcl-eval is not installed."""
+    stand_in = types.ModuleType("bfcl_eval.constants.model_config")
+    stand_in.MODEL_CONFIG_MAPPING = collections.defaultdict(  # type: ignore[attr-defined]
+        lambda: types.SimpleNamespace(underscore_to_dot=False)
+    )
+    sys.modules.setdefault("bfcl_eval.constants.model_config", stand_in)
+    try:
+        from bfcl_eval.constants.enums import Language
+        from bfcl_eval.eval_checker.ast_eval.ast_checker import ast_checker
+    except ImportError:
+        return None
+
+    def check(functions: Any, output: Any, answers: Any, category: str) -> dict[str, Any]:
+        return ast_checker(functions, output, answers, Language.PYTHON, category, "bench")  # type: ignore[no-any-return]
+
+    return check
+
+
+def _perturbed(decoded: list[dict[str, Any]], rng: random.Random) -> list[dict[str, Any]]:
+    """One seeded change of a decoded call list: a call dropped or reordered, a parameter
+    dropped, or a value changed in type, case, punctuation, order or precision."""
+    out = copy.deepcopy(decoded)
+    [args] = out[0].values()
+    kind = rng.randrange(6)
+    if kind == 0 or not args:
+        return out[1:] if len(out) > 1 or rng.random() < 0.5 else out[::-1]
+    param = rng.choice(list(args))
+    value = args[param]
+    if kind == 1:
+        del args[param]
+    elif isinstance(value, bool):
+        args[param] = [int(value), str(value).lower(), not value][kind % 3]
+    elif isinstance(value, int | float):
+        args[param] = [str(value), float(value), int(value), value + 1e-7][kind % 4]
+    elif isinstance(value, str):
+        args[param] = [value.upper() + " ", value.replace(" ", "-"), value + "x", 1][kind % 4]
+    elif isinstance(value, list):
+        args[param] = [value[::-1], value[:-1], [str(v) for v in value], {}][kind % 4]
+    elif isinstance(value, dict) and value:
+        args[param] = {k: v for k, v in list(value.items())[1:]}
+    return out
 
 
 def _rate(n: int, runs: int, fn: Callable[[], Any]) -> tuple[float, Any]:
@@ -139,13 +194,77 @@ def main() -> None:
         errors = sum(1 for t in made if t.metadata.get("parse_error"))
         rows.append((f"prediction_to_trace ({label})", rate, f"{errors} parse errors"))
 
+    reference = _bfcl_checker()
+    if reference is None:
+        note = "bfcl-eval not installed: no side-by-side run"
+    else:
+        rows += _side_by_side(reference, tasks, decoded, args)
+        note = "BFCL's checker: bfcl-eval 2026.3.23 from PyPI, imported as is"
+
     table = Table(title=f"BFCL {args.category} ground truth ×{args.repeat} = {n} samples")
     table.add_column("what")
     table.add_column("samples/s", justify="right")
     table.add_column("result")
     for what, rate, result in rows:
         table.add_row(what, f"{rate:,.0f}", result)
-    Console().print(table)
+    console = Console()
+    console.print(table)
+    console.print(note)
+
+
+def _side_by_side(
+    reference: Callable[..., dict[str, Any]],
+    tasks: list[Task],
+    decoded: list[list[dict[str, Any]]],
+    args: argparse.Namespace,
+) -> list[tuple[str, float, str]]:
+    rows: list[tuple[str, float, str]] = []
+    raw = {
+        t.id: (
+            [
+                {"name": s.name, "description": s.description, "parameters": s.parameters}
+                for s in t.tools
+            ],
+            [{e.name: e.arguments} for e in t.expected_calls or []],
+        )
+        for t in tasks
+    }
+    rng = random.Random(0)
+    variants = [(t, d) for t, d in zip(tasks, decoded, strict=True)] * args.repeat
+    perturbed = [(t, _perturbed(d, rng)) for t, d in variants]
+
+    def ours(samples: list[tuple[Task, list[dict[str, Any]]]]) -> list[tuple[Any, ...]]:
+        out: list[tuple[Any, ...]] = []
+        for task, output in samples:
+            calls = [ToolCall(name=n, arguments=a) for c in output for n, a in c.items()]
+            try:
+                v = check_bfcl(task.category, task.tools, task.expected_calls or [], calls)
+                out.append((v.valid, v.error_type))
+            except BfclUnsupported:
+                out.append(("raises",))
+        return out
+
+    def theirs(samples: list[tuple[Task, list[dict[str, Any]]]]) -> list[tuple[Any, ...]]:
+        out: list[tuple[Any, ...]] = []
+        for task, output in samples:
+            functions, answers = raw[task.id]
+            try:
+                r = reference(functions, copy.deepcopy(output), answers, task.category or "")
+                out.append((r["valid"], None if r["valid"] else r["error_type"]))
+            except Exception:  # BFCL's checker raises on some inputs
+                out.append(("raises",))
+        return out
+
+    for label, samples in (("ground truth", variants), ("perturbed", perturbed)):
+        rate_ours, mine = _rate(len(samples), args.runs, lambda s=samples: ours(s))
+        rate_theirs, ref = _rate(len(samples), args.runs, lambda s=samples: theirs(s))
+        agree = sum(a == b for a, b in zip(mine, ref, strict=True))
+        valid = sum(r[0] is True for r in ref) / len(ref)
+        rows.append(
+            (f"check_bfcl (ours), {label}", rate_ours, f"{agree}/{len(ref)} verdicts agree")
+        )
+        rows.append((f"BFCL ast_checker, {label}", rate_theirs, f"{valid:.2%} valid"))
+    return rows
 
 
 if __name__ == "__main__":
