@@ -289,6 +289,7 @@ def test_malformed_and_shapeless_bodies_fail_without_retry(waits: list[float]) -
     assert bad.error.startswith("response body is not JSON")
     assert empty.error == (
         "response is neither a chat completion (choices) nor a message (role/content/tool_calls)"
+        ': {"object": "chat.completion", "data": []}'
     )
     assert waits == []
 

@@ -36,7 +36,7 @@ from types import TracebackType
 from typing import Any, Protocol
 
 import httpx
-from pydantic import BaseModel, ConfigDict, Field, JsonValue
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, SecretStr
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -303,27 +303,10 @@ def _usage(raw: Any) -> dict[str, int] | None:
     return usage or None
 
 
-class _Secret:
-    """Holds the API key; its repr never shows it."""
-
-    __slots__ = ("_value",)
-
-    def __init__(self, value: str) -> None:
-        self._value = value
-
-    def reveal(self) -> str:
-        return self._value
-
-    def __repr__(self) -> str:
-        return "_Secret('***')"
-
-    __str__ = __repr__
-
-
-def _redact(text: str, secret: _Secret | None) -> str:
-    if secret is None or not secret.reveal():
+def _redact(text: str, secret: SecretStr | None) -> str:
+    if secret is None or not secret.get_secret_value():
         return text
-    return text.replace(secret.reveal(), "***")
+    return text.replace(secret.get_secret_value(), "***")
 
 
 def _retry_after(value: str | None) -> float | None:
@@ -385,10 +368,10 @@ class HttpChatBackend:
         self.config = config
         self.url = chat_completions_url(config.base_url)
         key = os.environ.get(config.api_key_env, "")
-        self._secret = _Secret(key) if key else None
+        self._secret = SecretStr(key) if key else None
         headers = {"Content-Type": "application/json"}
         if self._secret is not None:
-            headers["Authorization"] = f"Bearer {self._secret.reveal()}"
+            headers["Authorization"] = f"Bearer {self._secret.get_secret_value()}"
         limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
         # The runner enforces each attempt's deadline; httpx waits as long as it is allowed to.
         self._client = httpx.AsyncClient(
@@ -470,7 +453,10 @@ class HttpChatBackend:
             payload = response.json()
         except (json.JSONDecodeError, UnicodeDecodeError):
             raise ResponseError(f"response body is not JSON: {self._excerpt(response)!r}") from None
-        completion = completion_from_response(payload)
+        try:
+            completion = completion_from_response(payload)
+        except ResponseError as exc:
+            raise ResponseError(f"{exc}: {self._excerpt(response)}") from None
         if renamed:
             _restore_names(completion.result, {wire: name for name, wire in renamed.items()})
         return completion
