@@ -217,6 +217,8 @@ def test_bfcl_decoded_list_as_object_and_as_text() -> None:
 
 
 def test_plain_text_has_no_call_and_no_error() -> None:
+    for prose in ("Paris (France) is nice.", "Hello (world)", "Note: f(x) grows."):
+        assert parse_tool_calls(prose) == parse_tool_calls(prose).__class__(text=prose)
     result = parse_tool_calls("I cannot help with that request.")
     assert result.calls == [] and result.error is None and result.format is None
     assert result.text == "I cannot help with that request."

@@ -41,7 +41,9 @@ _HERMES_BLOCK = re.compile(r"<tool_call>(.*?)(?:</tool_call>|\Z)", re.DOTALL)
 _MISTRAL_MARK = "[TOOL_CALLS]"
 _LLAMA_PYTHON_TAG = "<|python_tag|>"
 _FENCE = re.compile(r"^```[\w-]*\s*\n?(.*?)\n?```$", re.DOTALL)
-_PYTHON_CALL_START = re.compile(r"^\[?\s*[A-Za-z_][\w.]*\s*\(")
+# A name directly followed by "(" at the start: prose such as "Paris (France) is nice." is not
+# taken for a call, a truncated call still is (and fails as one).
+_PYTHON_CALL = re.compile(r"^\[?\s*[A-Za-z_][\w.]*\(")
 
 
 class _ParseFailure(ValueError):
@@ -292,7 +294,7 @@ def _parse_mistral(text: str) -> ParseResult:
 
 
 def _looks_like_call(text: str) -> bool:
-    return text.startswith(("{", "[")) or bool(_PYTHON_CALL_START.match(text))
+    return text.startswith(("{", "[")) or bool(_PYTHON_CALL.match(text))
 
 
 def _parse_text(
@@ -315,7 +317,7 @@ def _parse_text(
                 isinstance(whole, list) and all(_is_bfcl_entry(v) for v in whole)
             ):
                 return _parse_structured(whole, tools, fmt, positional)
-    if fmt in ("auto", "python", "bfcl") and _PYTHON_CALL_START.match(body):
+    if fmt in ("auto", "python", "bfcl") and _PYTHON_CALL.match(body):
         try:
             return ParseResult(_parse_python(body, tools, positional), None, "python")
         except _ParseFailure as exc:
