@@ -483,7 +483,10 @@ def test_run_parses_text_answers_and_scores_them(tmp_path: Path, no_waits: list[
     assert samples["df-chat"]["metrics"]["tool_selection"] == 1.0
 
 
-def test_run_no_score_writes_predictions_only(tmp_path: Path, no_waits: list[float]) -> None:
+def test_run_no_score_writes_predictions_only(
+    tmp_path: Path, no_waits: list[float], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     dataset = _write_jsonl(tmp_path / "df.jsonl", _deepfabric_rows())
     out = tmp_path / "preds.jsonl"
     db = tmp_path / "ag.db"
@@ -496,6 +499,8 @@ def test_run_no_score_writes_predictions_only(tmp_path: Path, no_waits: list[flo
     assert result.exit_code == 0, result.output
     assert not db.exists()
     assert len(state.requests) == 2
+    assert "no API key in $OPENAI_API_KEY: sending none" in result.output
+    assert not any("Authorization" in r.headers for r in state.requests)
     # the prompt is the conversation up to the first assistant turn
     sent = {r.body["messages"][-1]["content"]: r.body["messages"] for r in state.requests}
     assert sent["Show config.json"] == [

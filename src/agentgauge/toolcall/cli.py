@@ -359,6 +359,10 @@ def run(
     )
     settings = RunSettings(concurrency=concurrency, timeout_s=timeout, max_retries=max_retries)
     backend = HttpChatBackend(config, concurrency=concurrency)
+    if not backend.has_api_key:
+        from agentgauge.cli import err_console
+
+        err_console.print(f"no API key in ${config.api_key_env}: sending none", highlight=False)
     predictions = _run_model(tasks, backend, out, settings, progress, resume)
     _print_run_summary(predictions, out)
     if suite is None:

@@ -349,7 +349,6 @@ class HttpChatBackend:
     Args:
         config: the endpoint, model, key variable and sampling settings.
         concurrency: connection-pool size (the runner's concurrency).
-        transport: an ``httpx`` transport to use instead of the network one.
 
     Example::
 
@@ -363,7 +362,6 @@ class HttpChatBackend:
         config: EndpointConfig,
         *,
         concurrency: int = 8,
-        transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
         self.config = config
         self.url = chat_completions_url(config.base_url)
@@ -374,9 +372,7 @@ class HttpChatBackend:
             headers["Authorization"] = f"Bearer {self._secret.get_secret_value()}"
         limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
         # The runner enforces each attempt's deadline; httpx waits as long as it is allowed to.
-        self._client = httpx.AsyncClient(
-            headers=headers, timeout=None, limits=limits, transport=transport
-        )
+        self._client = httpx.AsyncClient(headers=headers, timeout=None, limits=limits)
 
     def __repr__(self) -> str:
         return f"HttpChatBackend(url={self.url!r}, model={self.config.model!r})"
