@@ -30,28 +30,15 @@ from agentgauge.toolcall.runner import (
 )
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from toolcall_server import scripted_server
-
-TOOLS: list[dict[str, Any]] = [
-    {
-        "type": "function",
-        "function": {
-            "name": "get_weather",
-            "description": "Weather of a city",
-            "parameters": {
-                "type": "object",
-                "properties": {"city": {"type": "string"}, "unit": {"type": "string"}},
-                "required": ["city"],
-            },
-        },
-    }
-]
+from toolcall_server import WEATHER_TOOL, scripted_server
 
 
 def _requests(n: int) -> list[ChatRequest]:
     return [
         ChatRequest(
-            id=str(i), messages=[{"role": "user", "content": "script:weather"}], tools=TOOLS
+            id=str(i),
+            messages=[{"role": "user", "content": "script:weather"}],
+            tools=[WEATHER_TOOL],
         )
         for i in range(n)
     ]

@@ -3,7 +3,6 @@ a scripted chat-completions server on 127.0.0.1, a real SQLite store."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -13,8 +12,7 @@ from typer.testing import CliRunner
 
 from agentgauge.cli import app
 from agentgauge.store import Store
-from agentgauge.toolcall import runner
-from toolcall_server import ServerState, scripted_server, tool_message
+from toolcall_server import ServerState, record_runner_waits, scripted_server, tool_message
 
 SECRET = "sk-cli-SECRET-9876543210"
 
@@ -66,16 +64,7 @@ def _invoke(*args: str) -> Any:
 
 @pytest.fixture
 def no_waits(monkeypatch: pytest.MonkeyPatch) -> list[float]:
-    """Record the runner's retry waits instead of sleeping through them."""
-    waits: list[float] = []
-    real_sleep = asyncio.sleep
-
-    async def record(delay: float) -> None:
-        waits.append(delay)
-        await real_sleep(0)
-
-    monkeypatch.setattr(runner, "_sleep", record)
-    return waits
+    return record_runner_waits(monkeypatch)
 
 
 @pytest.mark.parametrize(

@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 
 from agentgauge.model import Task, ToolSpec
-from agentgauge.toolcall import runner
 from agentgauge.toolcall.runner import (
     CallableBackend,
     ChatRequest,
@@ -29,21 +28,9 @@ from agentgauge.toolcall.runner import (
     run_to_jsonl,
 )
 from agentgauge.toolcall.schema import openai_tools
-from toolcall_server import scripted_server
+from toolcall_server import WEATHER_TOOL, record_runner_waits, scripted_server
 
 SECRET = "sk-test-SECRET-0123456789"
-WEATHER_TOOL = {
-    "type": "function",
-    "function": {
-        "name": "get_weather",
-        "description": "Weather of a city",
-        "parameters": {
-            "type": "object",
-            "properties": {"city": {"type": "string"}},
-            "required": ["city"],
-        },
-    },
-}
 
 
 def _request(sample_id: str, script: str, tools: list[dict[str, Any]] | None = None) -> ChatRequest:
@@ -56,16 +43,7 @@ def _request(sample_id: str, script: str, tools: list[dict[str, Any]] | None = N
 
 @pytest.fixture
 def waits(monkeypatch: pytest.MonkeyPatch) -> list[float]:
-    """Record the runner's retry waits and skip them, so the tests stay fast."""
-    recorded: list[float] = []
-    real_sleep = asyncio.sleep
-
-    async def record(delay: float) -> None:
-        recorded.append(delay)
-        await real_sleep(0)
-
-    monkeypatch.setattr(runner, "_sleep", record)
-    return recorded
+    return record_runner_waits(monkeypatch)
 
 
 @pytest.fixture

@@ -7,6 +7,7 @@ according to that script and the number of times it has seen it, and records eve
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 import time
@@ -16,6 +17,36 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+import pytest
+
+from agentgauge.toolcall import runner
+
+WEATHER_TOOL: dict[str, Any] = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "description": "Weather of a city",
+        "parameters": {
+            "type": "object",
+            "properties": {"city": {"type": "string"}, "unit": {"type": "string"}},
+            "required": ["city"],
+        },
+    },
+}
+
+
+def record_runner_waits(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """Make the runner record its retry waits instead of sleeping through them."""
+    waits: list[float] = []
+    real_sleep = asyncio.sleep
+
+    async def record(delay: float) -> None:
+        waits.append(delay)
+        await real_sleep(0)
+
+    monkeypatch.setattr(runner, "_sleep", record)
+    return waits
 
 
 @dataclass

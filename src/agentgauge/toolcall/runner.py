@@ -29,6 +29,7 @@ import random
 import re
 import time
 from collections.abc import Callable, Sequence
+from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -655,30 +656,24 @@ def run_to_jsonl(
         requests = [r for r in requests if r.id not in answered]
 
     async def main() -> list[Prediction]:
+        opened: AbstractAsyncContextManager[Any] = (
+            backend if isinstance(backend, HttpChatBackend) else nullcontext()
+        )
         with path.open("a" if resume else "w", encoding="utf-8") as fh:
 
             def write(prediction: Prediction) -> None:
                 fh.write(prediction.to_line() + "\n")
                 fh.flush()
 
-            if isinstance(backend, HttpChatBackend):
-                async with backend:
-                    return await run_chat(
-                        requests,
-                        backend,
-                        settings,
-                        on_prediction=write,
-                        progress=progress,
-                        console=console,
-                    )
-            return await run_chat(
-                requests,
-                backend,
-                settings,
-                on_prediction=write,
-                progress=progress,
-                console=console,
-            )
+            async with opened:
+                return await run_chat(
+                    requests,
+                    backend,
+                    settings,
+                    on_prediction=write,
+                    progress=progress,
+                    console=console,
+                )
 
     return asyncio.run(main())
 
