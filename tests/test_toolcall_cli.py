@@ -483,13 +483,17 @@ def test_run_no_score_writes_predictions_only(
         result = _invoke(
             "run", "--endpoint", base + "/v1", "--model", "m", "--dataset", str(dataset),
             "--format", "deepfabric", "--out", str(out), "--no-score", "--db", str(db),
-            "--limit", "2", "--no-progress",
+            "--limit", "2", "--no-progress", "--temperature", "none", "--seed", "none",
+            "--max-tokens", "32",
         )  # fmt: skip
     assert result.exit_code == 0, result.output
     assert not db.exists()
     assert len(state.requests) == 2
     assert "no API key in $OPENAI_API_KEY: sending none" in result.output
     assert not any("Authorization" in r.headers for r in state.requests)
+    for request in state.requests:  # for models that refuse sampling settings
+        assert "temperature" not in request.body and "seed" not in request.body
+        assert request.body["max_tokens"] == 32
     # the prompt is the conversation up to the first assistant turn
     sent = {r.body["messages"][-1]["content"]: r.body["messages"] for r in state.requests}
     assert sent["Show config.json"] == [
@@ -530,6 +534,9 @@ def test_run_resume_sends_only_unanswered_samples(tmp_path: Path, no_waits: list
     [
         (["--api-key-env", "AG_CLI_UNSET_KEY"], "environment variable AG_CLI_UNSET_KEY is not set"),
         (["--weights", "nope=1"], "'nope'"),
+        (["--temperature", "hot"], "--temperature: 'hot' is neither a number nor 'none'"),
+        (["--seed", "-3"], "--seed: '-3' is not a finite non-negative number"),
+        (["--temperature", "nan"], "--temperature: 'nan' is not a finite non-negative number"),
     ],
 )
 def test_run_usage_errors_exit_2_before_any_request(

@@ -11,10 +11,10 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
@@ -30,6 +30,7 @@ SUITE = "toolcall"
 VALUE_METRIC = "value_accuracy"
 CALL_METRICS = ("tool_selection", "parameter_accuracy", "execution_success", VALUE_METRIC)
 _CELL = 160
+_N = TypeVar("_N", int, float)
 
 
 class DatasetFormat(StrEnum):
@@ -239,6 +240,19 @@ def _report(db: Path, run_id: str, json_out: Path | None, fail_under: float | No
     write_outputs(db, run_id, json_out=None, csv_out=None, html_out=None, fail_under=fail_under)
 
 
+def _optional_number(option: str, text: str, kind: Callable[[str], _N]) -> _N | None:
+    """``'none'`` -> None, else the number (a usage error naming the option otherwise)."""
+    if text.strip().lower() == "none":
+        return None
+    try:
+        value = kind(text)
+    except ValueError:
+        raise _usage_error(f"{option}: {text!r} is neither a number nor 'none'") from None
+    if not math.isfinite(value) or value < 0:
+        raise _usage_error(f"{option}: {text!r} is not a finite non-negative number")
+    return value
+
+
 def _mode_for(fmt: DatasetFormat, mode: Mode | None) -> Mode:
     if mode is not None:
         return mode
@@ -315,8 +329,10 @@ def run(
             "it must be set)."
         ),
     ] = None,
-    temperature: Annotated[float, typer.Option(min=0.0, help="Sampling temperature.")] = 0.0,
-    seed: Annotated[int | None, typer.Option(help="Sampling seed sent to the server.")] = 0,
+    temperature: Annotated[
+        str, typer.Option(help="Sampling temperature, or 'none' to send none.")
+    ] = "0",
+    seed: Annotated[str, typer.Option(help="Sampling seed, or 'none' to send none.")] = "0",
     max_tokens: Annotated[int | None, typer.Option(min=1, help="Completion token limit.")] = None,
     limit: Annotated[int | None, typer.Option(min=1, help="Only the first N samples.")] = None,
     resume: Annotated[
@@ -346,6 +362,8 @@ def run(
         chat_completions_url(endpoint)
     except ValueError as exc:
         raise _usage_error(f"--endpoint: {exc}") from None
+    temperature_value = _optional_number("--temperature", temperature, float)
+    seed_value = _optional_number("--seed", seed, int)
     tasks, errors = _load_tasks(dataset, answers, fmt)
     if limit is not None:
         tasks = tasks[:limit]
@@ -353,8 +371,8 @@ def run(
         base_url=endpoint,
         model=model,
         api_key_env=api_key_env or "OPENAI_API_KEY",
-        temperature=temperature,
-        seed=seed,
+        temperature=temperature_value,
+        seed=seed_value,
         max_tokens=max_tokens,
     )
     settings = RunSettings(concurrency=concurrency, timeout_s=timeout, max_retries=max_retries)

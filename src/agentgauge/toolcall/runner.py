@@ -173,7 +173,8 @@ class EndpointConfig(BaseModel):
             ``http://host:8000/v1``, or the full ``.../chat/completions`` URL).
         model: the model name the server knows.
         api_key_env: the environment variable holding the API key; unset means no key is sent.
-        temperature: sampling temperature (0 by default, for reproducible runs).
+        temperature: sampling temperature (0 by default, for reproducible runs); None sends
+            none (models that refuse the field, such as OpenAI's reasoning models).
         seed: sampling seed sent as ``seed``; None sends none.
         max_tokens: completion token limit; None leaves the server's default.
         tool_choice: sent with the tools (``auto`` by default); None sends none.
@@ -188,7 +189,7 @@ class EndpointConfig(BaseModel):
     base_url: str
     model: str
     api_key_env: str = "OPENAI_API_KEY"
-    temperature: float = Field(default=0.0, ge=0)
+    temperature: float | None = Field(default=0.0, ge=0)
     seed: int | None = 0
     max_tokens: int | None = Field(default=None, ge=1)
     tool_choice: str | None = "auto"
@@ -400,11 +401,9 @@ class HttpChatBackend:
 
     def _body(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> dict[str, Any]:
         cfg = self.config
-        body: dict[str, Any] = {
-            "model": cfg.model,
-            "messages": messages,
-            "temperature": cfg.temperature,
-        }
+        body: dict[str, Any] = {"model": cfg.model, "messages": messages}
+        if cfg.temperature is not None:
+            body["temperature"] = cfg.temperature
         if cfg.seed is not None:
             body["seed"] = cfg.seed
         if cfg.max_tokens is not None:
