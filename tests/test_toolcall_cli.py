@@ -110,7 +110,8 @@ def test_score_perturbed_bfcl_predictions(shared_data: Path, tmp_path: Path) -> 
             # the wrong tool
             {"id": "simple_python_3",
              "result": [{"solve_quadratic_equation": {"a": 1, "b": -3, "c": 2}}]},
-            # simple_python_4: no prediction at all
+            # simple_python_4: no prediction at all; and an id the dataset does not have
+            {"id": "simple_python_9", "result": "[]"},
         ],
     )  # fmt: skip
     out = tmp_path / "out.json"
@@ -147,6 +148,14 @@ def test_score_perturbed_bfcl_predictions(shared_data: Path, tmp_path: Path) -> 
     )
     assert doc["aggregate"]["composite"]["mean"] == pytest.approx(1.8 / 5)
     assert doc["aggregate"]["value_accuracy"]["mean"] == pytest.approx(1 / 5)
+    assert doc["errors"] == [
+        {
+            "source": str(preds),
+            "line": 5,
+            "field": "id",
+            "message": "no task with id 'simple_python_9' in the dataset",
+        }
+    ]
 
     listing = tmp_path / "failures.json"
     shown = _invoke("failures", doc["run_id"], "--db", str(db), "--json", str(listing))
@@ -173,7 +182,7 @@ def test_score_perturbed_bfcl_predictions(shared_data: Path, tmp_path: Path) -> 
     assert failed["simple_python_3"]["expected"] == "algebra.quadratic_roots(a=1, b=-3, c=2)"
     assert failed["simple_python_3"]["predicted"] == "solve_quadratic_equation(a=1, b=-3, c=2)"
     assert failed["simple_python_4"]["predicted"] == "(no call)"
-    assert failed["simple_python_4"]["error"].startswith("run_error (no prediction in ")
+    assert failed["simple_python_4"]["error"] == "run_error (no prediction)"
 
     limited = _invoke("failures", doc["run_id"][:8], "--db", str(db), "--limit", "1")
     assert limited.exit_code == 0 and "… 3 more (use --limit)" in limited.output

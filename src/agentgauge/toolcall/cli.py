@@ -159,21 +159,11 @@ def _scored_items(
     tasks: list[Task], dataset_errors: list[ReadError], predictions: Path
 ) -> Iterator[Trace | ReadError]:
     """Dataset errors, the predictions' traces, then a failed trace per unanswered sample."""
-    from agentgauge.io.jsonl import ReadError
-    from agentgauge.toolcall.datasets import prediction_to_trace, read_predictions
+    from agentgauge.toolcall.datasets import read_predictions
 
     yield from dataset_errors
     by_id = {task.id: task for task in tasks}
-    seen: set[str] = set()
-    for item in read_predictions(predictions, by_id):
-        if not isinstance(item, ReadError):
-            seen.add(item.id)
-        yield item
-    for task in tasks:
-        if task.id not in seen:
-            trace = prediction_to_trace(task, None)
-            metadata = {**trace.metadata, "run_error": f"no prediction in {predictions}"}
-            yield trace.model_copy(update={"metadata": metadata})
+    yield from read_predictions(predictions, by_id, include_missing=True)
 
 
 def _score(
