@@ -409,6 +409,9 @@ def test_run_against_local_server_then_score_and_inspect(
     assert set(predictions) == set(query)
     factorial = predictions["simple_python_1"]["result"]["tool_calls"][0]["function"]
     assert factorial["name"] == "math.factorial"
+    assert predictions["simple_python_1"]["calls"] == [
+        {"id": "call_0", "name": "math.factorial", "arguments": {"number": 5}}
+    ]
     assert predictions["simple_python_2"]["attempts"] == 3
     assert predictions["simple_python_3"]["error"] == (
         "timeout: no complete response within 0.2 s (after 3 attempts)"

@@ -173,6 +173,9 @@ def test_request_body_carries_defaults_tools_and_key(api_key: str, waits: list[f
     # ... and the answer carries the dataset's own name again.
     call = predictions[0].result["tool_calls"][0]  # type: ignore[index,call-overload]
     assert call["function"] == {"name": "math.factorial", "arguments": '{"q": "x"}'}
+    assert predictions[0].calls == [
+        {"id": "call_0", "name": "math.factorial", "arguments": {"q": "x"}}
+    ]
     assert predictions[0].usage == {"input_tokens": 11, "output_tokens": 7}
     assert predictions[0].finish_reason == "tool_calls"
     assert predictions[1].result == {"role": "assistant", "content": "no tool needed"}
@@ -186,6 +189,10 @@ def test_base_url_without_v1_reaches_the_same_path(waits: list[float]) -> None:
     assert "Authorization" not in state.requests[0].headers  # no key set: none sent
     assert prediction.error is None and prediction.attempts == 1
     assert prediction.latency_s is not None and prediction.latency_s > 0
+    assert prediction.calls == [
+        {"id": "call_0", "name": "get_weather", "arguments": {"city": "Paris", "unit": "celsius"}}
+    ]
+    assert prediction.parse_error is None
     assert prediction.result == {
         "role": "assistant",
         "content": None,
@@ -333,7 +340,7 @@ def test_api_key_never_leaves_the_header(
     assert sorted(line["id"] for line in lines) == ["m", "u", "w"]
     assert {line["id"]: set(line) for line in lines} == {
         "u": {"id", "attempts", "error"},
-        "w": {"id", "result", "latency_s", "usage", "attempts", "finish_reason"},
+        "w": {"id", "result", "latency_s", "usage", "attempts", "finish_reason", "calls"},
         "m": {"id", "attempts", "error"},
     }
 
@@ -349,6 +356,8 @@ def test_callable_backend_sync_and_async_share_the_loop(waits: list[float]) -> N
             raise TransientError("busy", retry_after_s=0.5)
         if messages[0]["content"].endswith("script:broken"):
             raise KeyError("boom")
+        if messages[0]["content"].endswith("script:garbled"):
+            return '<tool_call>{"name": "get_weather", "arguments": {"city": </tool_call>'
         return '[get_weather(city="Oslo")]'
 
     async def async_model(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Any:
@@ -356,16 +365,26 @@ def test_callable_backend_sync_and_async_share_the_loop(waits: list[float]) -> N
             await asyncio.sleep(5)
         return {"choices": [{"message": {"role": "assistant", "content": "hi"}}]}
 
-    requests = [_request("t", "transient"), _request("b", "broken"), _request("ok", "x")]
+    requests = [
+        _request("t", "transient"),
+        _request("b", "broken"),
+        _request("ok", "x"),
+        _request("g", "garbled"),
+    ]
     settings = RunSettings(timeout_s=0.2, max_retries=1)
     sync_preds = asyncio.run(
         run_chat(requests, CallableBackend(sync_model), settings, progress=False)
     )
-    assert [(p.id, p.result, p.attempts, p.error) for p in sync_preds] == [
-        ("t", '[get_weather(city="Oslo")]', 2, None),
+    oslo = '[get_weather(city="Oslo")]'
+    assert [(p.id, p.result, p.attempts, p.error) for p in sync_preds[:3]] == [
+        ("t", oslo, 2, None),
         ("b", None, 1, "KeyError: 'boom'"),
-        ("ok", '[get_weather(city="Oslo")]', 1, None),
+        ("ok", oslo, 1, None),
     ]
+    assert sync_preds[0].calls == [{"name": "get_weather", "arguments": {"city": "Oslo"}}]
+    assert sync_preds[1].calls is None
+    garbled = sync_preds[3]
+    assert garbled.error is None and garbled.calls == [] and garbled.parse_error is not None
     assert waits == [0.5]
     assert seen[0] == (requests[0].messages, [WEATHER_TOOL])
 

@@ -1,10 +1,11 @@
 """Run a tool-calling model over a dataset and record its raw answers as predictions.
 
 The runner sends each sample's messages and tools to a model and writes one predictions line
-per sample: ``{"id", "result", "latency_s", "usage", "attempts", "finish_reason"?, "error"?}``,
-where ``result`` is the OpenAI message dict (text and ``tool_calls``) or the raw text a Python
-callable returned. Parsing and scoring happen later, from that file, so a run can be scored
-again in another mode without calling the model again.
+per sample: ``{"id", "result", "latency_s", "usage", "attempts", "finish_reason"?, "calls",
+"parse_error"?, "error"?}``, where ``result`` is the OpenAI message dict (text and
+``tool_calls``) or the raw text a Python callable returned, and ``calls`` the tool calls read
+from it. Scoring reads ``result`` again from that file, so a run can be scored in another mode
+without calling the model again.
 
 Two backends go through the same loop (concurrency limit, per-request deadline, retries with
 exponential backoff and seeded jitter, ``Retry-After``, per-sample error recording):
@@ -41,7 +42,8 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue, SecretStr
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from agentgauge.model import Task
+from agentgauge.model import Task, ToolSpec
+from agentgauge.toolcall.parsers import parse_tool_calls
 from agentgauge.toolcall.schema import openai_tools
 
 __all__ = [
@@ -91,11 +93,20 @@ class ResponseError(Exception):
 
 @dataclass(frozen=True)
 class ChatRequest:
-    """One sample to send: its dataset id, its prompt messages and its tools (OpenAI format)."""
+    """One sample to send.
+
+    Args:
+        id: the dataset sample id.
+        messages: the prompt messages.
+        tools: the tools as sent (OpenAI format, JSON Schema types).
+        specs: the task's own tools, to read the answer's calls (positional arguments of
+            Python-style calls are named by them).
+    """
 
     id: str
     messages: list[dict[str, Any]]
     tools: list[dict[str, Any]] = field(default_factory=list)
+    specs: tuple[ToolSpec, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -123,6 +134,9 @@ class Prediction(BaseModel):
         usage: token usage as reported by the server (``input_tokens``, ``output_tokens``).
         attempts: how many requests were made for this sample.
         finish_reason: the server's finish reason.
+        calls: the tool calls read from ``result`` (``{"id"?, "name", "arguments"}``), for a
+            look at the file; scoring reads ``result`` again in the mode it is asked for.
+        parse_error: why (part of) ``result`` could not be read as calls.
         error: why the sample has no result, after the last attempt.
     """
 
@@ -134,6 +148,8 @@ class Prediction(BaseModel):
     usage: dict[str, int] | None = None
     attempts: int = Field(default=1, ge=1)
     finish_reason: str | None = None
+    calls: list[dict[str, JsonValue]] | None = None
+    parse_error: str | None = None
     error: str | None = None
 
     def to_line(self) -> str:
@@ -251,7 +267,9 @@ def request_from_task(task: Task) -> ChatRequest:
         messages = [dict(m) for m in value if isinstance(m, dict)]
     else:
         raise ValueError(f"task {task.id!r}: input holds no chat messages to send")
-    return ChatRequest(id=task.id, messages=messages, tools=openai_tools(task.tools))
+    return ChatRequest(
+        id=task.id, messages=messages, tools=openai_tools(task.tools), specs=tuple(task.tools)
+    )
 
 
 def completion_from_response(body: Any) -> Completion:
@@ -545,13 +563,17 @@ async def _attempt_all(
         except Exception as exc:  # a failing sample must not stop the run
             error, retryable = f"{type(exc).__name__}: {exc}", False
         else:
+            latency = time.perf_counter() - started
+            parsed = parse_tool_calls(completion.result, request.specs)
             return Prediction(
                 id=request.id,
                 result=completion.result,
-                latency_s=time.perf_counter() - started,
+                latency_s=latency,
                 usage=completion.usage,
                 attempts=attempts,
                 finish_reason=completion.finish_reason,
+                calls=[call.model_dump(exclude_none=True) for call in parsed.calls],
+                parse_error=parsed.error,
             )
         if not retryable or attempts > settings.max_retries:
             suffix = f" (after {attempts} attempts)" if attempts > 1 else ""
