@@ -45,7 +45,9 @@ class Mode(StrEnum):
     lenient = "lenient"
 
 
-DatasetOpt = Annotated[Path, typer.Option("--dataset", help="Dataset file (JSONL or JSON lines).")]
+DatasetOpt = Annotated[
+    Path, typer.Option("--dataset", help="Dataset file (JSONL; BFCL: its question file).")
+]
 AnswersOpt = Annotated[
     Path | None, typer.Option("--answers", help="BFCL possible-answer file for the dataset.")
 ]
