@@ -19,7 +19,7 @@ demo: install
 		--db agentgauge.db --json demo-results.json --html demo-report.html
 
 test: install
-	$(PY) -m pytest
+	$(PY) -m pytest -q
 
 lint: install
 	$(VENV)/bin/ruff check src tests bench examples

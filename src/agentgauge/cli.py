@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
+from typing import Annotated
 
 import typer
+from rich.console import Console
 
 from agentgauge.review.cli import review_app
 from agentgauge.toolcall.cli import toolcall_app
@@ -15,10 +18,176 @@ app = typer.Typer(
     help="Evaluate LLM agents and tool-calling models.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    add_completion=False,
 )
 app.add_typer(toolcall_app, name="toolcall")
 app.add_typer(review_app, name="review")
 register_tuning_commands(app)
+
+console = Console()
+err_console = Console(stderr=True)
+
+DbOption = Annotated[Path, typer.Option("--db", help="SQLite results store.")]
+
+
+def usage_error(message: str) -> typer.Exit:
+    """Print a usage error and return the exit (code 2) to raise."""
+    err_console.print(f"[red]error:[/] {message}", highlight=False)
+    return typer.Exit(2)
+
+
+def write_outputs(
+    store_path: Path,
+    run_id: str,
+    *,
+    json_out: Path | None,
+    csv_out: Path | None,
+    html_out: Path | None,
+    fail_under: float | None,
+    extra: dict[str, object] | None = None,
+) -> None:
+    """Print the summary, write the requested files and apply ``--fail-under``.
+
+    Args:
+        store_path: the store holding the run.
+        run_id: the run.
+        json_out: where to write the JSON document, if anywhere.
+        csv_out: where to write the CSV table, if anywhere.
+        html_out: where to write the HTML report, if anywhere.
+        fail_under: exit 1 when the mean composite is below this.
+        extra: top-level keys a domain adds to the JSON document.
+    """
+    from agentgauge.report.export import result_document, run_aggregate, write_csv, write_json
+    from agentgauge.report.html import write_html
+    from agentgauge.report.terminal import print_summary
+    from agentgauge.store import Store
+
+    with Store(store_path) as store:
+        print_summary(store, run_id, console)
+        if json_out:
+            write_json({**result_document(store, run_id), **(extra or {})}, json_out)
+            console.print(f"wrote {json_out}")
+        if csv_out:
+            write_csv(store, run_id, csv_out)
+            console.print(f"wrote {csv_out}")
+        if html_out:
+            write_html(store, run_id, html_out)
+            console.print(f"wrote {html_out}")
+        if fail_under is not None:
+            mean = run_aggregate(store, run_id)["composite"].mean
+            if mean is None or mean < fail_under:
+                shown = "n/a" if mean is None else f"{mean:.3f}"
+                err_console.print(f"[red]composite {shown} is below --fail-under {fail_under}[/]")
+                raise typer.Exit(1)
+
+
+@app.command()
+def evaluate(
+    paths: Annotated[list[Path], typer.Argument(help="JSONL trace files (.jsonl or .jsonl.gz).")],
+    suite: Annotated[
+        str, typer.Option(help="Built-in suite name or suite TOML file.")
+    ] = "behavior",
+    db: DbOption = Path("agentgauge.db"),
+    jobs: Annotated[int | None, typer.Option(help="Worker processes (default: cores).")] = None,
+    json_out: Annotated[Path | None, typer.Option("--json", help="Write results JSON.")] = None,
+    csv_out: Annotated[Path | None, typer.Option("--csv", help="Write per-sample CSV.")] = None,
+    html_out: Annotated[Path | None, typer.Option("--html", help="Write an HTML report.")] = None,
+    resume: Annotated[str | None, typer.Option(help="Continue the run with this id.")] = None,
+    fail_under: Annotated[
+        float | None, typer.Option(help="Exit 1 if the mean composite is below this.")
+    ] = None,
+    batch_size: Annotated[int, typer.Option(min=1, help="Traces per batch.")] = 128,
+    progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
+) -> None:
+    """Score trace files with a suite, store the run and report it."""
+    from agentgauge.config import Suite, SuiteError, load_suite
+    from agentgauge.engine import evaluate as run_evaluation
+    from agentgauge.engine import iter_sources
+    from agentgauge.io.jsonl import count_lines
+    from agentgauge.store import Store, StoreError
+
+    missing = [p for p in paths if not p.is_file()]
+    if missing:
+        raise usage_error(f"no such file: {missing[0]}")
+    try:
+        with Store(db) as store:
+            if resume:
+                run = store.get_run(resume)
+                chosen = Suite.model_validate(run.config["suite"])
+                sources = [Path(s) for s in run.sources] or paths
+            else:
+                chosen = load_suite(suite)
+                sources = paths
+            total = count_lines(sources) if progress else None
+            run_id = run_evaluation(
+                iter_sources(sources),
+                chosen,
+                store=store,
+                run_id=resume,
+                resume=resume is not None,
+                jobs=jobs,
+                progress=progress,
+                sources=[str(p) for p in sources],
+                total=total,
+                batch_size=batch_size,
+            )
+    except (SuiteError, StoreError) as exc:
+        raise usage_error(str(exc)) from None
+    write_outputs(
+        db, run_id, json_out=json_out, csv_out=csv_out, html_out=html_out, fail_under=fail_under
+    )
+
+
+@app.command()
+def runs(
+    db: DbOption = Path("agentgauge.db"),
+    limit: Annotated[int, typer.Option(help="At most this many runs.")] = 50,
+) -> None:
+    """List the runs in the store, newest first."""
+    from agentgauge.report.terminal import print_runs
+    from agentgauge.store import Store
+
+    if not db.exists():
+        raise usage_error(f"no store at {db}")
+    with Store(db) as store:
+        print_runs(store, console, limit)
+
+
+@app.command()
+def show(
+    run_id: Annotated[str, typer.Argument(help="Run id (or a unique prefix).")],
+    db: DbOption = Path("agentgauge.db"),
+    json_out: Annotated[Path | None, typer.Option("--json", help="Write results JSON.")] = None,
+    csv_out: Annotated[Path | None, typer.Option("--csv", help="Write per-sample CSV.")] = None,
+    html_out: Annotated[Path | None, typer.Option("--html", help="Write an HTML report.")] = None,
+) -> None:
+    """Print a stored run's summary again (and export it)."""
+    from agentgauge.store import Store, StoreError
+
+    if not db.exists():
+        raise usage_error(f"no store at {db}")
+    try:
+        with Store(db) as store:
+            rid = store.get_run(run_id).id
+    except StoreError as exc:
+        raise usage_error(str(exc)) from None
+    write_outputs(db, rid, json_out=json_out, csv_out=csv_out, html_out=html_out, fail_under=None)
+
+
+@app.command()
+def metrics() -> None:
+    """List the registered metrics (built-in and plugins)."""
+    from rich.table import Table
+
+    from agentgauge.metrics.base import list_metrics
+
+    table = Table("metric", "better", "options", "description")
+    for info in list_metrics():
+        opts = ", ".join(f"{k}={v!r}" for k, v in info.options.items())
+        table.add_row(
+            info.name, "higher" if info.higher_is_better else "lower", opts, info.description
+        )
+    console.print(table)
 
 
 @app.command()

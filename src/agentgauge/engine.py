@@ -1,18 +1,43 @@
-"""Scoring traces with a suite: per-sample scoring (pure, in memory) and ``evaluate()``."""
+"""Scoring traces with a suite.
+
+:func:`score_traces` scores traces in memory (pure). :func:`evaluate` streams traces from
+files or any iterable, scores them in batches over a process pool, writes every finished batch
+to the store in one transaction (so an interrupted run resumes where it stopped) and isolates
+failures: a bad line becomes a read error, a metric that raises becomes an error of that
+sample and metric, and the run goes on.
+"""
 
 from __future__ import annotations
 
+import multiprocessing as mp
+import os
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
 from agentgauge.config import Suite
+from agentgauge.io.jsonl import RawLine, ReadError, iter_raw_lines, parse_line
 from agentgauge.metrics.base import Metric, MetricResult, score_many
 from agentgauge.model import Trace
 from agentgauge.scoring import band, composite, recommendation
+from agentgauge.store import MetricRow, SampleRow, Store
 
-__all__ = ["SampleScore", "score_traces"]
+__all__ = ["EngineError", "SampleScore", "evaluate", "iter_sources", "score_traces"]
+
+Item = Trace | ReadError | RawLine
 
 
 @dataclass
@@ -61,12 +86,12 @@ def _score_one_metric(metric: Metric, traces: Sequence[Trace]) -> list[MetricRes
     """Results of one metric over a batch; a metric that raises fails only the failing samples."""
     try:
         return list(score_many(metric, traces))
-    except Exception:  # noqa: BLE001 - isolate per sample below
+    except Exception:
         out: list[MetricResult | str] = []
         for trace in traces:
             try:
                 out.append(metric.score(trace))
-            except Exception as exc:  # noqa: BLE001 - a crashing metric is a per-sample error
+            except Exception as exc:
                 out.append(_error_text(exc))
         return out
 
@@ -104,3 +129,223 @@ def score_traces(
             sample.recommendation = recommendation(comp.value, suite.thresholds)[0]
             sample.band = band(comp.value, suite.thresholds)
     return samples
+
+
+class EngineError(RuntimeError):
+    """An evaluation that could not go on (e.g. a worker process died)."""
+
+
+def iter_sources(paths: Iterable[str | Path]) -> Iterator[RawLine]:
+    """The raw lines of several JSONL files, one after the other (parsed later, in workers)."""
+    for path in paths:
+        yield from iter_raw_lines(path)
+
+
+def _to_rows(
+    keyed: Sequence[tuple[int, str, Trace, str | None, int | None, bytes]],
+    scores: list[SampleScore],
+) -> list[SampleRow]:
+    rows = []
+    for (seq, key, _trace, source, line, trace_json), sc in zip(keyed, scores, strict=True):
+        rows.append(
+            SampleRow(
+                key=key,
+                seq=seq,
+                source=source,
+                line=line,
+                trace_id=sc.trace_id,
+                task_id=sc.task_id,
+                composite=sc.composite,
+                coverage=sc.coverage,
+                recommendation=sc.recommendation,
+                band=sc.band,
+                error=sc.error,
+                details=sc.details,
+                metrics=tuple(
+                    MetricRow(name, value, sc.reasons.get(name), sc.metric_errors.get(name))
+                    for name, value in sc.values.items()
+                ),
+                trace_json=trace_json,
+            )
+        )
+    return rows
+
+
+def _score_batch(
+    batch: Sequence[tuple[int, str, Item]], suite: Suite, metrics: Sequence[Metric]
+) -> tuple[list[SampleRow], list[ReadError]]:
+    """Parse (when raw) and score one batch; the unit of work of a worker process."""
+    errors: list[ReadError] = []
+    keyed: list[tuple[int, str, Trace, str | None, int | None, bytes]] = []
+    for seq, key, item in batch:
+        if isinstance(item, RawLine):
+            parsed = parse_line(item)
+            if isinstance(parsed, ReadError):
+                errors.append(parsed)
+            else:
+                keyed.append((seq, key, parsed, item.source, item.line, item.text.encode()))
+        elif isinstance(item, ReadError):
+            errors.append(item)
+        else:
+            keyed.append(
+                (seq, key, item, None, None, item.model_dump_json(exclude_none=True).encode())
+            )
+    scores = score_traces([k[2] for k in keyed], suite, metrics) if keyed else []
+    return _to_rows(keyed, scores), errors
+
+
+_worker_state: tuple[Suite, list[Metric]] | None = None
+
+
+def _init_worker(suite_json: str) -> None:
+    global _worker_state
+    suite = Suite.model_validate_json(suite_json)
+    _worker_state = (suite, suite.build_metrics())
+
+
+def _score_batch_in_worker(
+    batch: Sequence[tuple[int, str, Item]],
+) -> tuple[list[SampleRow], list[ReadError]]:
+    assert _worker_state is not None, "worker not initialised"
+    return _score_batch(batch, *_worker_state)
+
+
+def _warm_up() -> None:
+    """Runs in each worker at start, so that all workers exist before the progress display."""
+
+
+def _item_key(seq: int, item: Item) -> str:
+    if isinstance(item, RawLine | ReadError):
+        return f"{item.source}#{item.line}"
+    return f"{seq}:{item.id}"
+
+
+def _batches(
+    items: Iterable[Item], done: set[str], size: int, on_skip: Callable[[], None]
+) -> Iterator[list[tuple[int, str, Item]]]:
+    batch: list[tuple[int, str, Item]] = []
+    for seq, item in enumerate(items):
+        key = _item_key(seq, item)
+        if key in done:
+            on_skip()
+            continue
+        batch.append((seq, key, item))
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def evaluate(
+    items: Iterable[Item],
+    suite: Suite,
+    *,
+    store: Store,
+    run_id: str | None = None,
+    jobs: int | None = None,
+    resume: bool = False,
+    progress: bool = True,
+    kind: str = "evaluate",
+    extra_config: dict[str, Any] | None = None,
+    sources: Sequence[str] = (),
+    total: int | None = None,
+    batch_size: int = 128,
+) -> str:
+    """Score a stream of traces with a suite and write everything to the store.
+
+    Args:
+        items: Traces, raw JSONL lines (:func:`iter_sources`, parsed in the workers) or
+            ReadErrors from a reader (recorded as errors).
+        suite: metrics, weights, options and thresholds.
+        store: where the run, its samples and its errors go (batch by batch).
+        run_id: the id of the new run, or of the run to resume.
+        jobs: worker processes; 1 scores in this process; default the number of cores.
+        resume: continue ``run_id``, skipping the samples and bad lines it already holds.
+        progress: show a progress bar.
+        kind: what produced the run (recorded with it).
+        extra_config: more configuration echoed in the run's record (secrets redacted).
+        sources: the input files (recorded with the run).
+        total: the number of items, for the progress bar.
+        batch_size: traces per batch (the unit of work and of commit).
+
+    Returns:
+        The run id.
+    """
+    if resume:
+        if run_id is None:
+            raise ValueError("resume needs the run_id of the run to continue")
+        run_id = store.get_run(run_id).id
+        done = store.done_keys(run_id)
+        store.reopen_run(run_id)
+    else:
+        config = {"suite": suite.model_dump(mode="json"), **(extra_config or {})}
+        run_id = store.create_run(
+            kind=kind, suite=suite.name, config=config, sources=sources, run_id=run_id
+        )
+        done = set()
+    n_jobs = max(1, jobs if jobs is not None else (os.cpu_count() or 1))
+    # Workers are forked before the progress display starts its refresh thread.
+    pool = _start_pool(suite, n_jobs) if n_jobs > 1 else None
+    try:
+        with Progress(
+            TextColumn("[bold]scoring[/]"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TimeRemainingColumn(),
+            disable=not progress,
+        ) as bar:
+            task = bar.add_task("scoring", total=total)
+
+            def advance(n: int = 1) -> None:
+                bar.advance(task, n)
+
+            def write(outcome: tuple[list[SampleRow], list[ReadError]]) -> None:
+                rows, errors = outcome
+                store.write_batch(run_id, rows, errors)
+                advance(len(rows) + len(errors))
+
+            batches = _batches(items, done, batch_size, advance)
+            if pool is None:
+                metrics = suite.build_metrics()
+                for batch in batches:
+                    write(_score_batch(batch, suite, metrics))
+            else:
+                _drain(pool, batches, 2 * n_jobs, write)
+    finally:
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
+    store.finish_run(run_id)
+    return run_id
+
+
+def _start_pool(suite: Suite, n_jobs: int) -> ProcessPoolExecutor:
+    ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else mp.get_context()
+    pool = ProcessPoolExecutor(
+        n_jobs, mp_context=ctx, initializer=_init_worker, initargs=(suite.model_dump_json(),)
+    )
+    pool.submit(_warm_up).result()
+    return pool
+
+
+def _drain(
+    pool: ProcessPoolExecutor,
+    batches: Iterator[list[tuple[int, str, Item]]],
+    max_pending: int,
+    write: Callable[[tuple[list[SampleRow], list[ReadError]]], None],
+) -> None:
+    pending: set[Future[tuple[list[SampleRow], list[ReadError]]]] = set()
+    try:
+        for batch in batches:
+            pending.add(pool.submit(_score_batch_in_worker, batch))
+            if len(pending) >= max_pending:
+                finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for fut in finished:
+                    write(fut.result())
+        for fut in pending:
+            write(fut.result())
+    except BrokenProcessPool as exc:
+        raise EngineError(
+            f"a worker process died ({exc}); finished batches are saved: resume the run"
+        ) from exc

@@ -77,6 +77,10 @@ class ToolCall(_Record):
     arguments: dict[str, JsonValue] = Field(default_factory=dict)
 
 
+def _empty_object_schema() -> dict[str, JsonValue]:
+    return {"type": "object", "properties": {}}
+
+
 class ToolSpec(_Record):
     """A tool offered to the model, in OpenAI function format.
 
@@ -86,9 +90,7 @@ class ToolSpec(_Record):
 
     name: str
     description: str = ""
-    parameters: dict[str, JsonValue] = Field(
-        default_factory=lambda: {"type": "object", "properties": {}}
-    )
+    parameters: dict[str, JsonValue] = Field(default_factory=_empty_object_schema)
 
 
 class ExpectedCall(_Record):

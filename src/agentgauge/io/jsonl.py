@@ -52,7 +52,9 @@ class ReadError:
 
     def __str__(self) -> str:
         where = f"{self.source}:{self.line}"
-        return f"{where}: {self.field}: {self.message}" if self.field else f"{where}: {self.message}"
+        return (
+            f"{where}: {self.field}: {self.message}" if self.field else f"{where}: {self.message}"
+        )
 
 
 @dataclass(frozen=True)
@@ -72,8 +74,9 @@ def open_text(path: str | Path, mode: str = "r") -> IO[str]:
     """Open a text file, transparently gzip-compressed when its name ends in ``.gz``."""
     p = Path(path)
     if p.suffix == ".gz":
-        return io.TextIOWrapper(gzip.open(p, mode.replace("t", "") + "b"), encoding="utf-8")
-    return open(p, mode, encoding="utf-8")  # noqa: SIM115 (the caller closes it)
+        binary = gzip.GzipFile(p, mode.replace("t", "") + "b")
+        return io.TextIOWrapper(binary, encoding="utf-8")
+    return open(p, mode, encoding="utf-8")
 
 
 def iter_raw_lines(path: str | Path) -> Iterator[RawLine]:
@@ -106,9 +109,13 @@ def parse_line(raw: RawLine) -> Trace | ReadError:
     try:
         data = json.loads(raw.text)
     except json.JSONDecodeError as exc:
-        return ReadError(raw.source, raw.line, None, f"invalid JSON: {exc.msg} at column {exc.colno}")
+        return ReadError(
+            raw.source, raw.line, None, f"invalid JSON: {exc.msg} at column {exc.colno}"
+        )
     if not isinstance(data, dict):
-        return ReadError(raw.source, raw.line, None, f"expected a JSON object, got {type(data).__name__}")
+        return ReadError(
+            raw.source, raw.line, None, f"expected a JSON object, got {type(data).__name__}"
+        )
     try:
         return Trace.model_validate(data)
     except ValidationError as exc:

@@ -19,7 +19,7 @@ import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib.metadata import entry_points
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, cast, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -160,9 +160,9 @@ def metric(
             options = _option_defaults(obj.__init__, skip_first=True)
 
             def class_factory(**opts: Any) -> Metric:
-                instance = obj(**opts)
+                instance = cast(Metric, obj(**opts))
                 instance.name = name
-                return instance  # type: ignore[no-any-return]
+                return instance
 
             factory: Callable[..., Metric] = class_factory
         elif callable(obj):

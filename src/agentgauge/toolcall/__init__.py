@@ -1,1 +1,1 @@
-"""Tool-calling evaluation: dataset formats, output parsers, schema checks, call matching, runners."""
+"""Tool-calling evaluation: datasets, parsers, schema checks, matching, runners."""

@@ -1,0 +1,124 @@
+"""Run results as a JSON document and a CSV table.
+
+The JSON document is the contract other tools read::
+
+    {"run_id", "suite", "config", "status",
+     "aggregate": {METRIC: {"mean", "ci_low", "ci_high", "n", "n_missing"}, "composite": {...}},
+     "samples": [{"id", "task_id", "metrics", "details", "reasons", "composite", "coverage",
+                  "recommendation", "band", "error", "source", "line"}],
+     "errors": [{"source", "line", "field", "message"}]}
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from agentgauge.stats import Summary, summarize
+from agentgauge.store import Store
+
+__all__ = ["result_document", "run_aggregate", "sample_document", "write_csv", "write_json"]
+
+
+def run_aggregate(store: Store, run_id: str) -> dict[str, Summary]:
+    """Per-metric means with 95% bootstrap CIs over a run's samples, plus ``composite``.
+
+    Args:
+        store: the results store.
+        run_id: the run.
+    """
+    out = {m: summarize(store.metric_values(run_id, m)) for m in store.metric_names(run_id)}
+    out["composite"] = summarize(store.composites(run_id))
+    return out
+
+
+def sample_document(row: dict[str, Any]) -> dict[str, Any]:
+    """One sample of :meth:`Store.iter_samples` in the shape of the JSON contract."""
+    return {
+        "id": row["trace_id"],
+        "task_id": row["task_id"],
+        "metrics": row["metrics"],
+        "details": row["details"],
+        "reasons": row["reasons"],
+        "composite": row["composite"],
+        "coverage": row["coverage"],
+        "recommendation": row["recommendation"],
+        "band": row["band"],
+        "error": row["error"],
+        "source": row["source"],
+        "line": row["line"],
+    }
+
+
+def result_document(store: Store, run_id: str) -> dict[str, Any]:
+    """The whole run as the JSON contract's document.
+
+    Args:
+        store: the results store.
+        run_id: the run (a unique prefix is accepted).
+    """
+    run = store.get_run(run_id)
+    aggregate = run_aggregate(store, run.id)
+    coverages = [s["coverage"] for s in store.iter_samples(run.id)]
+    composite = aggregate["composite"].as_dict()
+    composite["mean_coverage"] = sum(coverages) / len(coverages) if coverages else None
+    return {
+        "run_id": run.id,
+        "kind": run.kind,
+        "suite": run.suite,
+        "status": run.status,
+        "created_at": run.created_at,
+        "sources": run.sources,
+        "config": run.config,
+        "aggregate": {**{k: v.as_dict() for k, v in aggregate.items()}, "composite": composite},
+        "samples": [sample_document(row) for row in store.iter_samples(run.id)],
+        "errors": store.read_errors(run.id),
+    }
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    return value
+
+
+def write_json(doc: dict[str, Any], path: str | Path) -> None:
+    """Write a result document as JSON (non-finite floats become null).
+
+    Args:
+        doc: a document from :func:`result_document`, possibly extended by a domain.
+        path: the output file.
+    """
+    Path(path).write_text(
+        json.dumps(_finite(doc), indent=1, ensure_ascii=False, default=str), encoding="utf-8"
+    )
+
+
+def write_csv(store: Store, run_id: str, path: str | Path) -> None:
+    """Write one row per sample: ids, composite, verdict, error and every metric's value.
+
+    Args:
+        store: the results store.
+        run_id: the run.
+        path: the output file.
+    """
+    run = store.get_run(run_id)
+    metrics = store.metric_names(run.id)
+    fixed = ["id", "task_id", "source", "line", "composite", "coverage", "recommendation", "band"]
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        writer = csv.writer(fh)
+        writer.writerow([*fixed, *metrics, "error"])
+        for row in store.iter_samples(run.id):
+            doc = sample_document(row)
+            writer.writerow(
+                [doc[k] for k in fixed]
+                + ["" if row["metrics"].get(m) is None else row["metrics"][m] for m in metrics]
+                + [row["error"] or ""]
+            )

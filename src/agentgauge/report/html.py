@@ -1,0 +1,122 @@
+"""A self-contained HTML report: summary, a histogram per metric, and the samples worst first
+with their details and trace. No external requests (plots are inline SVG, styles inline);
+every piece of trace content is escaped by jinja2's autoescaping."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, select_autoescape
+
+from agentgauge.report.export import run_aggregate
+from agentgauge.store import Store
+
+__all__ = ["histogram_svg", "render_html", "write_html"]
+
+_MAX_SAMPLES = 300
+_MAX_CONTENT = 2000
+
+
+def histogram_svg(values: list[float], title: str) -> str:
+    """An inline SVG histogram of values in [0, 1] (matplotlib, Agg-free SVG backend).
+
+    Args:
+        values: the values to plot.
+        title: the plot's title.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(3.2, 1.9), dpi=72)
+    ax.hist(values, bins=20, range=(0.0, 1.0), color="#4c72b0", edgecolor="white")
+    ax.set_title(title, fontsize=9)
+    ax.tick_params(labelsize=7)
+    ax.set_xlim(0, 1)
+    fig.tight_layout()
+    buf = io.StringIO()
+    fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
+    plt.close(fig)
+    svg = buf.getvalue()
+    return svg[svg.index("<svg") :]
+
+
+def _clip(text: Any) -> str:
+    s = text if isinstance(text, str) else json.dumps(text, ensure_ascii=False, default=str)
+    return s if len(s) <= _MAX_CONTENT else s[:_MAX_CONTENT] + f"… ({len(s)} chars)"
+
+
+def render_html(store: Store, run_id: str, *, max_samples: int = _MAX_SAMPLES) -> str:
+    """Render a run as one HTML page.
+
+    Args:
+        store: the results store.
+        run_id: the run.
+        max_samples: how many samples (worst first) get a row with drill-down.
+    """
+    run = store.get_run(run_id)
+    aggregate = run_aggregate(store, run.id)
+    weights = run.config.get("suite", {}).get("weights", {})
+    plots = []
+    for name in [*store.metric_names(run.id), "composite"]:
+        raw = store.composites(run.id) if name == "composite" else store.metric_values(run.id, name)
+        present = [v for v in raw if v is not None]
+        if present:
+            plots.append(histogram_svg(present, name))
+    samples = []
+    for row in store.iter_samples(run.id, order="worst", limit=max_samples, with_trace=True):
+        trace = row.get("trace") or {}
+        steps = [
+            {
+                "index": s.get("index"),
+                "kind": s.get("kind"),
+                "agent": s.get("agent") or "",
+                "what": _clip(
+                    s.get("tool_call")
+                    or s.get("content")
+                    or s.get("error")
+                    or s.get("result")
+                    or ""
+                ),
+            }
+            for s in trace.get("steps", [])
+        ]
+        samples.append(
+            {
+                **row,
+                "details_json": _clip(json.dumps(row["details"], indent=1, default=str)),
+                "output": _clip(trace.get("output")),
+                "task_input": _clip(trace.get("task", {}).get("input")),
+                "steps": steps,
+            }
+        )
+    env = Environment(
+        loader=PackageLoader("agentgauge.report", "templates"),
+        autoescape=select_autoescape(default=True, default_for_string=True),
+    )
+    env.filters["num"] = lambda v: "—" if v is None else f"{v:.3f}"
+    template = env.get_template("report.html")
+    return template.render(
+        run=run,
+        aggregate=aggregate,
+        weights=weights,
+        plots=plots,
+        samples=samples,
+        n_shown=len(samples),
+        errors=store.read_errors(run.id),
+    )
+
+
+def write_html(store: Store, run_id: str, path: str | Path) -> None:
+    """Write the HTML report of a run.
+
+    Args:
+        store: the results store.
+        run_id: the run.
+        path: the output file.
+    """
+    Path(path).write_text(render_html(store, run_id), encoding="utf-8")

@@ -1,0 +1,106 @@
+"""The run summary in the terminal (rich)."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+
+from agentgauge.report.export import run_aggregate
+from agentgauge.store import Store
+
+__all__ = ["print_runs", "print_summary"]
+
+
+def _fmt(value: float | None, digits: int = 3) -> str:
+    return "—" if value is None else f"{value:.{digits}f}"
+
+
+def print_summary(store: Store, run_id: str, console: Console | None = None) -> None:
+    """Print a run's per-metric table (mean, 95% CI, n, n/a, weight), composite and errors.
+
+    Args:
+        store: the results store.
+        run_id: the run (a unique prefix is accepted).
+        console: where to print; a new stdout console by default.
+    """
+    console = console or Console()
+    run = store.get_run(run_id)
+    weights: dict[str, float] = run.config.get("suite", {}).get("weights", {})
+    aggregate = run_aggregate(store, run.id)
+    table = Table(
+        title=f"run {run.id} · suite {run.suite} · {run.n_samples} samples · {run.status}",
+        title_justify="left",
+    )
+    for col, justify in (
+        ("metric", "left"),
+        ("weight", "right"),
+        ("mean", "right"),
+        ("95% CI", "right"),
+        ("n", "right"),
+        ("n/a", "right"),
+    ):
+        table.add_column(col, justify=justify)  # type: ignore[arg-type]
+    for name, s in aggregate.items():
+        if name == "composite":
+            continue
+        ci = "—" if s.ci_low is None else f"[{_fmt(s.ci_low)}, {_fmt(s.ci_high)}]"
+        w = weights.get(name, 0.0)
+        table.add_row(name, f"{w:.2f}" if w else "·", _fmt(s.mean), ci, str(s.n), str(s.n_missing))
+    comp = aggregate["composite"]
+    ci = "—" if comp.ci_low is None else f"[{_fmt(comp.ci_low)}, {_fmt(comp.ci_high)}]"
+    table.add_section()
+    table.add_row(
+        "[bold]composite[/]",
+        "",
+        f"[bold]{_fmt(comp.mean)}[/]",
+        ci,
+        str(comp.n),
+        str(comp.n_missing),
+    )
+    console.print(table)
+    coverages = [s["coverage"] for s in store.iter_samples(run.id)]
+    if coverages and min(coverages) < 1.0:
+        mean_cov = sum(coverages) / len(coverages)
+        console.print(
+            f"[yellow]coverage {mean_cov:.0%}[/]: some weighted metrics were not measured; the "
+            "composite is renormalised over the metrics that were (see each sample's reasons)."
+        )
+    failed = sum(1 for s in store.iter_samples(run.id) if s["error"])
+    if failed:
+        console.print(f"[red]{failed} samples had a metric error[/] (see the JSON/HTML report).")
+    errors = store.read_errors(run.id)
+    if errors:
+        console.print(f"[red]{len(errors)} input lines could not be read:[/]")
+        for e in errors[:10]:
+            field = f" {e['field']}:" if e["field"] else ""
+            console.print(f"  {e['source']}:{e['line']}:{field} {e['message']}", markup=False)
+        if len(errors) > 10:
+            console.print(f"  … and {len(errors) - 10} more")
+
+
+def print_runs(store: Store, console: Console | None = None, limit: int = 50) -> None:
+    """Print the runs in the store, newest first.
+
+    Args:
+        store: the results store.
+        console: where to print.
+        limit: at most this many runs.
+    """
+    console = console or Console()
+    table = Table(title=f"runs in {store.path}", title_justify="left")
+    for col in ("run", "kind", "suite", "status", "samples", "bad lines", "created", "composite"):
+        table.add_column(col)
+    for run in store.list_runs(limit):
+        comps = [c for c in store.composites(run.id) if c is not None]
+        mean = sum(comps) / len(comps) if comps else None
+        table.add_row(
+            run.id,
+            run.kind,
+            run.suite,
+            run.status,
+            str(run.n_samples),
+            str(run.n_errors),
+            run.created_at,
+            _fmt(mean),
+        )
+    console.print(table)

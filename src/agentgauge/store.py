@@ -1,0 +1,533 @@
+"""The results store: one SQLite file (stdlib ``sqlite3``, WAL mode), versioned schema.
+
+Tables: ``runs`` (kind, suite, full config minus secrets, status), ``samples`` (one row per
+scored trace, with its composite, verdict and the trace itself compressed), ``metric_values``
+(one row per sample and metric), ``read_errors`` (bad input lines), ``records`` (ordered JSON
+records that a domain attaches to a run, such as a tuning history) and ``judge_cache``.
+Every batch is committed as one transaction, so a killed run loses at most the batch in
+flight and ``--resume`` continues from the rest.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+import uuid
+import zlib
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "MetricRow",
+    "RunInfo",
+    "SampleRow",
+    "Store",
+    "StoreError",
+    "redact_secrets",
+]
+
+SCHEMA_VERSION = 1
+
+_MIGRATIONS: dict[int, str] = {
+    1: """
+    CREATE TABLE runs (
+        id TEXT PRIMARY KEY,
+        kind TEXT NOT NULL,
+        suite TEXT NOT NULL,
+        config TEXT NOT NULL,
+        sources TEXT NOT NULL,
+        status TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        finished_at TEXT
+    );
+    CREATE TABLE samples (
+        run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        key TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        source TEXT,
+        line INTEGER,
+        trace_id TEXT NOT NULL,
+        task_id TEXT NOT NULL,
+        composite REAL,
+        coverage REAL NOT NULL,
+        recommendation TEXT,
+        band TEXT,
+        error TEXT,
+        details TEXT NOT NULL,
+        trace BLOB,
+        PRIMARY KEY (run_id, key)
+    ) WITHOUT ROWID;
+    CREATE INDEX samples_seq ON samples(run_id, seq);
+    CREATE TABLE metric_values (
+        run_id TEXT NOT NULL,
+        sample_key TEXT NOT NULL,
+        metric TEXT NOT NULL,
+        value REAL,
+        reason TEXT,
+        error TEXT,
+        PRIMARY KEY (run_id, metric, sample_key)
+    ) WITHOUT ROWID;
+    CREATE TABLE read_errors (
+        run_id TEXT NOT NULL,
+        source TEXT NOT NULL,
+        line INTEGER NOT NULL,
+        field TEXT,
+        message TEXT NOT NULL,
+        PRIMARY KEY (run_id, source, line)
+    ) WITHOUT ROWID;
+    CREATE TABLE records (
+        run_id TEXT NOT NULL,
+        stream TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        record TEXT NOT NULL,
+        PRIMARY KEY (run_id, stream, seq)
+    ) WITHOUT ROWID;
+    CREATE TABLE judge_cache (
+        key TEXT PRIMARY KEY,
+        model TEXT NOT NULL,
+        prompt_version TEXT NOT NULL,
+        output TEXT NOT NULL,
+        usage TEXT,
+        created_at TEXT NOT NULL
+    );
+    """,
+}
+
+_SECRET_KEY = re.compile(r"(api[_-]?key|secret|token|password|authorization)", re.IGNORECASE)
+_ENV_NAME_KEY = re.compile(r"_env$|_env_var$", re.IGNORECASE)
+
+
+class StoreError(RuntimeError):
+    """A store that cannot be opened or a run that does not exist."""
+
+
+def redact_secrets(value: Any) -> Any:
+    """A copy of ``value`` with the values of secret-looking keys replaced by ``"***"``.
+
+    Keys naming an environment variable (``api_key_env``) are kept: they hold a name, not
+    the secret.
+    """
+    if isinstance(value, dict):
+        return {
+            k: (
+                "***"
+                if _SECRET_KEY.search(str(k)) and not _ENV_NAME_KEY.search(str(k)) and v
+                else redact_secrets(v)
+            )
+            for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [redact_secrets(v) for v in value]
+    return value
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """A run's row in the store."""
+
+    id: str
+    kind: str
+    suite: str
+    config: dict[str, Any]
+    sources: list[str]
+    status: str
+    created_at: str
+    finished_at: str | None
+    n_samples: int
+    n_errors: int
+
+
+@dataclass(frozen=True)
+class MetricRow:
+    """One metric value of one sample, as written by the engine."""
+
+    metric: str
+    value: float | None
+    reason: str | None
+    error: str | None
+
+
+@dataclass(frozen=True)
+class SampleRow:
+    """One scored sample, as written by the engine."""
+
+    key: str
+    seq: int
+    source: str | None
+    line: int | None
+    trace_id: str
+    task_id: str
+    composite: float | None
+    coverage: float
+    recommendation: str | None
+    band: str | None
+    error: str | None
+    details: dict[str, Any]
+    metrics: tuple[MetricRow, ...]
+    trace_json: bytes | None = None
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+class Store:
+    """A SQLite results store.
+
+    Args:
+        path: the database file, created with its schema on first use; ``":memory:"`` for a
+            throw-away store.
+    """
+
+    def __init__(self, path: str | Path = "agentgauge.db") -> None:
+        self.path = str(path)
+        try:
+            self._db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
+        except sqlite3.Error as exc:
+            raise StoreError(f"{self.path}: cannot open store: {exc}") from None
+        self._db.row_factory = sqlite3.Row
+        if self.path != ":memory:":
+            self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.execute("PRAGMA foreign_keys=ON")
+        self._migrate()
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # schema -------------------------------------------------------------------------------
+
+    def _migrate(self) -> None:
+        version = self._db.execute("PRAGMA user_version").fetchone()[0]
+        if version > SCHEMA_VERSION:
+            raise StoreError(
+                f"{self.path}: store schema version {version} is newer than this agentgauge "
+                f"({SCHEMA_VERSION}); upgrade agentgauge"
+            )
+        for target in range(version + 1, SCHEMA_VERSION + 1):
+            script = f"BEGIN IMMEDIATE;{_MIGRATIONS[target]};PRAGMA user_version={target};COMMIT;"
+            try:
+                self._db.executescript(script)
+            except sqlite3.OperationalError:
+                # another process migrated the same file first: accept its work
+                if self._db.in_transaction:
+                    self._db.execute("ROLLBACK")
+                if self._db.execute("PRAGMA user_version").fetchone()[0] < target:
+                    raise
+
+    @property
+    def connection(self) -> sqlite3.Connection:
+        """The underlying connection, for domain modules that keep their own tables."""
+        return self._db
+
+    # runs ---------------------------------------------------------------------------------
+
+    def create_run(
+        self,
+        *,
+        kind: str,
+        suite: str,
+        config: dict[str, Any],
+        sources: Sequence[str] = (),
+        run_id: str | None = None,
+    ) -> str:
+        """Record a new run and return its id. Secrets in ``config`` are redacted.
+
+        Args:
+            kind: what produced it (evaluate, toolcall, review, tune, ...).
+            suite: the suite's name.
+            config: the full configuration, echoed in results (secrets redacted).
+            sources: the input files.
+            run_id: an explicit id; a short random one by default.
+        """
+        rid = run_id or uuid.uuid4().hex[:12]
+        self._db.execute(
+            "INSERT INTO runs(id, kind, suite, config, sources, status, created_at) "
+            "VALUES (?, ?, ?, ?, ?, 'running', ?)",
+            (
+                rid,
+                kind,
+                suite,
+                json.dumps(redact_secrets(config)),
+                json.dumps(list(sources)),
+                _now(),
+            ),
+        )
+        return rid
+
+    def finish_run(self, run_id: str, status: str = "completed") -> None:
+        """Mark a run completed (or another final status)."""
+        self._db.execute(
+            "UPDATE runs SET status = ?, finished_at = ? WHERE id = ?", (status, _now(), run_id)
+        )
+
+    def reopen_run(self, run_id: str) -> None:
+        """Mark a run as running again (for ``--resume``)."""
+        self.get_run(run_id)
+        self._db.execute(
+            "UPDATE runs SET status = 'running', finished_at = NULL WHERE id = ?", (run_id,)
+        )
+
+    def get_run(self, run_id: str) -> RunInfo:
+        """The run ``run_id``; a unique prefix of the id is accepted.
+
+        Raises:
+            StoreError: no such run, or an ambiguous prefix.
+        """
+        rows = self._db.execute(
+            "SELECT * FROM runs WHERE id = ? OR id LIKE ? ORDER BY id = ? DESC",
+            (run_id, run_id.replace("%", "") + "%", run_id),
+        ).fetchall()
+        if not rows:
+            raise StoreError(f"{self.path}: no run {run_id!r}")
+        if len(rows) > 1 and rows[0]["id"] != run_id:
+            raise StoreError(f"{self.path}: run id prefix {run_id!r} is ambiguous")
+        return self._run_info(rows[0])
+
+    def list_runs(self, limit: int | None = None) -> list[RunInfo]:
+        """Runs, newest first."""
+        sql = "SELECT * FROM runs ORDER BY created_at DESC, rowid DESC"
+        if limit is not None:
+            sql += f" LIMIT {int(limit)}"
+        return [self._run_info(r) for r in self._db.execute(sql).fetchall()]
+
+    def _run_info(self, row: sqlite3.Row) -> RunInfo:
+        n_samples = self._db.execute(
+            "SELECT COUNT(*) FROM samples WHERE run_id = ?", (row["id"],)
+        ).fetchone()[0]
+        n_errors = self._db.execute(
+            "SELECT COUNT(*) FROM read_errors WHERE run_id = ?", (row["id"],)
+        ).fetchone()[0]
+        return RunInfo(
+            id=row["id"],
+            kind=row["kind"],
+            suite=row["suite"],
+            config=json.loads(row["config"]),
+            sources=json.loads(row["sources"]),
+            status=row["status"],
+            created_at=row["created_at"],
+            finished_at=row["finished_at"],
+            n_samples=n_samples,
+            n_errors=n_errors,
+        )
+
+    # samples ------------------------------------------------------------------------------
+
+    def write_batch(
+        self, run_id: str, samples: Sequence[SampleRow], errors: Sequence[Any] = ()
+    ) -> None:
+        """Write one batch of samples and read errors in a single transaction.
+
+        Args:
+            run_id: the run.
+            samples: scored samples.
+            errors: ReadError-like objects with source, line, field and message.
+        """
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            db.executemany(
+                "INSERT OR REPLACE INTO samples VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                [
+                    (
+                        run_id,
+                        s.key,
+                        s.seq,
+                        s.source,
+                        s.line,
+                        s.trace_id,
+                        s.task_id,
+                        s.composite,
+                        s.coverage,
+                        s.recommendation,
+                        s.band,
+                        s.error,
+                        json.dumps(s.details, default=str),
+                        zlib.compress(s.trace_json, 1) if s.trace_json is not None else None,
+                    )
+                    for s in samples
+                ],
+            )
+            db.executemany(
+                "INSERT OR REPLACE INTO metric_values VALUES (?,?,?,?,?,?)",
+                [
+                    (run_id, s.key, m.metric, m.value, m.reason, m.error)
+                    for s in samples
+                    for m in s.metrics
+                ],
+            )
+            db.executemany(
+                "INSERT OR REPLACE INTO read_errors VALUES (?,?,?,?,?)",
+                [(run_id, e.source, e.line, e.field, e.message) for e in errors],
+            )
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+
+    def done_keys(self, run_id: str) -> set[str]:
+        """Keys of the samples and bad lines already recorded for a run (to resume it)."""
+        keys = {
+            r[0] for r in self._db.execute("SELECT key FROM samples WHERE run_id = ?", (run_id,))
+        }
+        keys.update(
+            f"{r[0]}#{r[1]}"
+            for r in self._db.execute(
+                "SELECT source, line FROM read_errors WHERE run_id = ?", (run_id,)
+            )
+        )
+        return keys
+
+    def metric_names(self, run_id: str) -> list[str]:
+        """The metrics recorded for a run, in the order of its suite when known."""
+        names = [
+            r[0]
+            for r in self._db.execute(
+                "SELECT DISTINCT metric FROM metric_values WHERE run_id = ?", (run_id,)
+            )
+        ]
+        order = self.get_run(run_id).config.get("suite", {}).get("metrics", [])
+        return sorted(names, key=lambda n: (order.index(n) if n in order else len(order), n))
+
+    def metric_values(self, run_id: str, metric: str) -> list[float | None]:
+        """Every value of one metric over a run's samples (None where not available)."""
+        return [
+            r[0]
+            for r in self._db.execute(
+                "SELECT value FROM metric_values WHERE run_id = ? AND metric = ?", (run_id, metric)
+            )
+        ]
+
+    def composites(self, run_id: str) -> list[float | None]:
+        """Every sample's composite in a run."""
+        return [
+            r[0]
+            for r in self._db.execute(
+                "SELECT composite FROM samples WHERE run_id = ? ORDER BY seq", (run_id,)
+            )
+        ]
+
+    def iter_samples(
+        self, run_id: str, *, order: str = "seq", limit: int | None = None, with_trace: bool = False
+    ) -> Iterator[dict[str, Any]]:
+        """The samples of a run with their metric values, as dicts.
+
+        Args:
+            run_id: the run.
+            order: ``seq`` (input order) or ``worst`` (lowest composite first, errors first).
+            limit: at most this many.
+            with_trace: also decode the stored trace (key ``trace``, a JSON dict or None).
+        """
+        order_sql = {
+            "seq": "seq",
+            "worst": "error IS NULL, composite IS NOT NULL, composite, seq",
+        }[order]
+        sql = f"SELECT * FROM samples WHERE run_id = ? ORDER BY {order_sql}"
+        if limit is not None:
+            sql += f" LIMIT {int(limit)}"
+        metric_sql = (
+            "SELECT metric, value, reason, error FROM metric_values "
+            "WHERE run_id = ? AND sample_key = ?"
+        )
+        order_of = {name: i for i, name in enumerate(self.metric_names(run_id))}
+        for row in self._db.execute(sql, (run_id,)):
+            metrics = sorted(
+                self._db.execute(metric_sql, (run_id, row["key"])).fetchall(),
+                key=lambda m: order_of.get(m["metric"], len(order_of)),
+            )
+            out: dict[str, Any] = {
+                k: row[k]
+                for k in (
+                    "key",
+                    "seq",
+                    "source",
+                    "line",
+                    "trace_id",
+                    "task_id",
+                    "composite",
+                    "coverage",
+                    "recommendation",
+                    "band",
+                    "error",
+                )
+            }
+            out["details"] = json.loads(row["details"])
+            out["metrics"] = {m["metric"]: m["value"] for m in metrics}
+            out["reasons"] = {m["metric"]: m["reason"] for m in metrics if m["reason"]}
+            out["metric_errors"] = {m["metric"]: m["error"] for m in metrics if m["error"]}
+            if with_trace:
+                blob = row["trace"]
+                out["trace"] = json.loads(zlib.decompress(blob)) if blob is not None else None
+            yield out
+
+    def read_errors(self, run_id: str) -> list[dict[str, Any]]:
+        """The bad input lines of a run, in file and line order."""
+        return [
+            dict(r)
+            for r in self._db.execute(
+                "SELECT source, line, field, message FROM read_errors WHERE run_id = ? "
+                "ORDER BY source, line",
+                (run_id,),
+            )
+        ]
+
+    # domain records -----------------------------------------------------------------------
+
+    def append_record(self, run_id: str, stream: str, record: dict[str, Any]) -> int:
+        """Append a JSON record to a named stream of a run; returns its sequence number.
+
+        Args:
+            run_id: the run.
+            stream: the stream's name (e.g. ``tuning``).
+            record: JSON-serialisable; secret-looking keys are redacted.
+        """
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            seq = self._db.execute(
+                "SELECT COALESCE(MAX(seq) + 1, 0) FROM records WHERE run_id = ? AND stream = ?",
+                (run_id, stream),
+            ).fetchone()[0]
+            self._db.execute(
+                "INSERT INTO records VALUES (?, ?, ?, ?)",
+                (run_id, stream, seq, json.dumps(redact_secrets(record), default=str)),
+            )
+            self._db.execute("COMMIT")
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        return int(seq)
+
+    def records(self, run_id: str, stream: str) -> list[dict[str, Any]]:
+        """The records of a stream, in the order they were appended."""
+        return [
+            json.loads(r[0])
+            for r in self._db.execute(
+                "SELECT record FROM records WHERE run_id = ? AND stream = ? ORDER BY seq",
+                (run_id, stream),
+            )
+        ]
+
+    def delete_run(self, run_id: str) -> None:
+        """Remove a run and everything attached to it."""
+        rid = self.get_run(run_id).id
+        self._db.execute("BEGIN IMMEDIATE")
+        for table, col in (
+            ("metric_values", "run_id"),
+            ("samples", "run_id"),
+            ("read_errors", "run_id"),
+            ("records", "run_id"),
+            ("runs", "id"),
+        ):
+            self._db.execute(f"DELETE FROM {table} WHERE {col} = ?", (rid,))
+        self._db.execute("COMMIT")

@@ -1,0 +1,259 @@
+"""The `agentgauge` command end to end: real files, a real SQLite store, real processes."""
+
+import json
+import os
+import re
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from agentgauge.cli import app
+from agentgauge.metrics.base import MetricResult, metric
+from agentgauge.model import Trace
+
+runner = CliRunner()
+
+
+@metric("cli_steps")
+def _cli_steps(trace: Trace) -> MetricResult:
+    return MetricResult(value=min(1.0, len(trace.steps) / 4), details={"n": len(trace.steps)})
+
+
+def _lines(n: int) -> list[str]:
+    return [
+        json.dumps(
+            {
+                "id": f"r{i}",
+                "task": {"id": f"t{i}", "input": "<script>alert(1)</script>"},
+                "output": f"<img src=x onerror=alert({i})>",
+                "steps": [
+                    {"index": j, "kind": "llm", "content": "<b>step</b>"} for j in range(i % 5)
+                ],
+            }
+        )
+        for i in range(n)
+    ]
+
+
+def _suite(tmp_path: Path, metric_name: str = "cli_steps") -> Path:
+    path = tmp_path / "suite.toml"
+    path.write_text(f'name = "cli"\nmetrics = ["{metric_name}"]\n[weights]\n{metric_name} = 1\n')
+    return path
+
+
+def test_evaluate_good_and_bad_lines_json_csv_html(tmp_path: Path) -> None:
+    lines = _lines(12)
+    lines[3] = "{this is not json"
+    lines[6] = json.dumps({"id": "no-task", "output": 1})
+    data = tmp_path / "traces.jsonl"
+    data.write_text("\n".join(lines) + "\n")
+    out, csv_out, html = tmp_path / "r.json", tmp_path / "r.csv", tmp_path / "r.html"
+    result = runner.invoke(
+        app,
+        [
+            "evaluate",
+            str(data),
+            "--suite",
+            str(_suite(tmp_path)),
+            "--db",
+            str(tmp_path / "a.db"),
+            "--jobs",
+            "1",
+            "--json",
+            str(out),
+            "--csv",
+            str(csv_out),
+            "--html",
+            str(html),
+            "--no-progress",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    doc = json.loads(out.read_text())
+    assert set(doc) >= {"run_id", "suite", "config", "aggregate", "samples", "errors"}
+    assert len(doc["samples"]) == 10
+    assert [(e["line"], e["field"]) for e in doc["errors"]] == [(4, None), (7, "task")]
+    sample = doc["samples"][0]
+    assert set(sample) >= {
+        "id",
+        "task_id",
+        "metrics",
+        "details",
+        "composite",
+        "coverage",
+        "recommendation",
+        "band",
+        "error",
+    }
+    expected = [min(1.0, (i % 5) / 4) for i in range(12) if i not in (3, 6)]
+    assert [s["metrics"]["cli_steps"] for s in doc["samples"]] == expected
+    agg = doc["aggregate"]
+    assert agg["cli_steps"]["n"] == 10
+    assert abs(agg["composite"]["mean"] - sum(expected) / 10) < 1e-12
+    assert len(csv_out.read_text().strip().splitlines()) == 11
+    page = html.read_text()
+    assert "<script>alert(1)</script>" not in page and "<img src=x" not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    # self-contained: nothing is loaded from elsewhere
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", page)
+    assert "<link" not in page and "@import" not in page
+    assert "4:" in result.output or "could not be read" in result.output
+
+
+def test_fail_under_and_usage_errors(tmp_path: Path) -> None:
+    data = tmp_path / "t.jsonl"
+    data.write_text("\n".join(_lines(5)) + "\n")
+    suite = str(_suite(tmp_path))
+    db = str(tmp_path / "a.db")
+    ok = runner.invoke(
+        app,
+        [
+            "evaluate",
+            str(data),
+            "--suite",
+            suite,
+            "--db",
+            db,
+            "--jobs",
+            "1",
+            "--no-progress",
+            "--fail-under",
+            "0.4",
+        ],
+    )
+    assert ok.exit_code == 0, ok.output  # mean = (0 + .25 + .5 + .75 + 1) / 5 = 0.5
+    low = runner.invoke(
+        app,
+        [
+            "evaluate",
+            str(data),
+            "--suite",
+            suite,
+            "--db",
+            db,
+            "--jobs",
+            "1",
+            "--no-progress",
+            "--fail-under",
+            "0.6",
+        ],
+    )
+    assert low.exit_code == 1
+    bad = tmp_path / "bad.toml"
+    bad.write_text('metrics = ["cli_steps"]\n[weights]\nclisteps = 1\n')
+    res = runner.invoke(app, ["evaluate", str(data), "--suite", str(bad), "--db", db])
+    assert res.exit_code == 2 and "clisteps" in res.output
+    res = runner.invoke(app, ["evaluate", str(data), "--suite", "nosuch", "--db", db])
+    assert res.exit_code == 2 and "nosuch" in res.output
+    res = runner.invoke(app, ["evaluate", str(tmp_path / "missing.jsonl"), "--db", db])
+    assert res.exit_code == 2
+    listed = runner.invoke(app, ["runs", "--db", db])
+    assert listed.exit_code == 0 and listed.output.count("completed") == 2
+    run_id = json.loads(
+        json.dumps(
+            sqlite3.connect(db).execute("SELECT id FROM runs ORDER BY rowid LIMIT 1").fetchone()[0]
+        )
+    )
+    shown = runner.invoke(app, ["show", run_id[:6], "--db", db])
+    assert shown.exit_code == 0 and "cli_steps" in shown.output
+
+
+def _plugin(tmp_path: Path) -> Path:
+    """A third-party metric package exposed through the agentgauge.metrics entry point."""
+    root = tmp_path / "plugin"
+    dist = root / "slowplug-0.1.dist-info"
+    dist.mkdir(parents=True)
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: slowplug\nVersion: 0.1\n")
+    (dist / "entry_points.txt").write_text("[agentgauge.metrics]\nslow_plugin = slowplug:slow\n")
+    (root / "slowplug.py").write_text(
+        "import time\n"
+        "from agentgauge.metrics.base import MetricResult\n"
+        "def slow(trace, *, delay: float = 0.004):\n"
+        "    time.sleep(delay)\n"
+        "    return MetricResult(value=len(trace.steps) / 4)\n"
+    )
+    return root
+
+
+def test_sigkill_then_resume_scores_every_sample_exactly_once(tmp_path: Path) -> None:
+    n = 1500
+    data = tmp_path / "t.jsonl"
+    data.write_text("\n".join(_lines(n)) + "\n")
+    db = tmp_path / "k.db"
+    env = {
+        **os.environ,
+        "PYTHONPATH": f"{_plugin(tmp_path)}{os.pathsep}{os.environ.get('PYTHONPATH', '')}",
+    }
+    cmd = [
+        sys.executable,
+        "-m",
+        "agentgauge",
+        "evaluate",
+        str(data),
+        "--suite",
+        str(_suite(tmp_path, "slow_plugin")),
+        "--db",
+        str(db),
+        "--jobs",
+        "2",
+        "--batch-size",
+        "50",
+        "--no-progress",
+    ]
+    proc = subprocess.Popen(
+        cmd, env=env, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    done = 0
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.1)
+        if db.exists():
+            try:
+                done = sqlite3.connect(db).execute("SELECT COUNT(*) FROM samples").fetchone()[0]
+            except sqlite3.OperationalError:
+                continue
+            if done >= 200:
+                break
+    assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    con = sqlite3.connect(db)
+    run_id, status = con.execute("SELECT id, status FROM runs").fetchone()
+    partial = con.execute("SELECT COUNT(*) FROM samples").fetchone()[0]
+    con.close()
+    assert status == "running" and 0 < partial < n
+    resumed = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "agentgauge",
+            "evaluate",
+            str(data),
+            "--db",
+            str(db),
+            "--resume",
+            run_id,
+            "--jobs",
+            "2",
+            "--batch-size",
+            "50",
+            "--no-progress",
+            "--json",
+            str(tmp_path / "out.json"),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert resumed.returncode == 0, resumed.stderr
+    doc = json.loads((tmp_path / "out.json").read_text())
+    ids = [s["id"] for s in doc["samples"]]
+    assert ids == [f"r{i}" for i in range(n)]
+    assert doc["status"] == "completed"
+    assert [s["metrics"]["slow_plugin"] for s in doc["samples"]] == [(i % 5) / 4 for i in range(n)]

@@ -1,0 +1,183 @@
+"""The engine on a real SQLite file: batches, process pool, failure isolation, resume."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from agentgauge.config import Suite
+from agentgauge.engine import evaluate, iter_sources, score_traces
+from agentgauge.metrics.base import MetricResult, metric
+from agentgauge.model import Step, Task, Trace
+from agentgauge.report.export import result_document
+from agentgauge.store import Store
+
+CALLS: list[str] = []
+
+
+@metric("test_step_share")
+def _step_share(trace: Trace, *, cap: int = 10) -> MetricResult:
+    CALLS.append(trace.id)
+    if trace.task.id == "explode":
+        raise RuntimeError("metric bug")
+    return MetricResult(value=min(1.0, len(trace.steps) / cap), details={"n": len(trace.steps)})
+
+
+@metric("test_has_output")
+def _has_output(trace: Trace) -> MetricResult:
+    if trace.output is None:
+        return MetricResult.missing("no output")
+    return MetricResult(value=1.0)
+
+
+SUITE = Suite(
+    name="t",
+    metrics=["test_step_share", "test_has_output"],
+    weights={"test_step_share": 0.75, "test_has_output": 0.25},
+)
+
+
+def _trace(i: int) -> dict[str, object]:
+    return {
+        "id": f"r{i}",
+        "task": {"id": "explode" if i % 50 == 7 else f"t{i % 3}"},
+        "output": None if i % 10 == 0 else "done",
+        "steps": [{"index": j, "kind": "llm", "content": "x"} for j in range(i % 12)],
+    }
+
+
+def _write(path: Path, n: int, bad: dict[int, str] | None = None) -> Path:
+    lines = [json.dumps(_trace(i)) for i in range(n)]
+    for idx, text in (bad or {}).items():
+        lines[idx] = text
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_score_traces_composite_and_isolated_failure() -> None:
+    traces = [Trace.model_validate(_trace(i)) for i in (7, 10, 11)]
+    s_explode, s_no_output, s_ok = score_traces(traces, SUITE)
+    # r7: step_share raised -> None with the error; has_output 1.0 -> composite 1.0, coverage .25
+    assert s_explode.values == {"test_step_share": None, "test_has_output": 1.0}
+    assert "RuntimeError: metric bug" in (s_explode.error or "")
+    assert s_explode.composite == 1.0 and s_explode.coverage == pytest.approx(0.25)
+    # r10: 10 steps -> 1.0; no output -> None; composite = 1.0, coverage .75
+    assert s_no_output.values["test_has_output"] is None
+    assert s_no_output.reasons["test_has_output"] == "no output"
+    assert s_no_output.composite == 1.0 and s_no_output.coverage == pytest.approx(0.75)
+    # r11: 11 steps -> min(1, 1.1) = 1.0, output -> 1.0
+    assert s_ok.composite == 1.0 and s_ok.recommendation == "accept" and s_ok.band == "excellent"
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_evaluate_streams_files_and_records_bad_lines(tmp_path: Path, jobs: int) -> None:
+    path = _write(tmp_path / "t.jsonl", 300, {4: "{oops", 9: json.dumps({"id": "no-task"})})
+    with Store(tmp_path / "r.db") as store:
+        run_id = evaluate(
+            iter_sources([path]),
+            SUITE,
+            store=store,
+            jobs=jobs,
+            progress=False,
+            batch_size=16,
+            sources=[str(path)],
+        )
+        doc = result_document(store, run_id)
+    assert doc["status"] == "completed"
+    assert len(doc["samples"]) == 298
+    assert [(e["line"], e["field"]) for e in doc["errors"]] == [(5, None), (10, "task")]
+    assert [s["id"] for s in doc["samples"]][:5] == ["r0", "r1", "r2", "r3", "r5"]
+    exploded = [s for s in doc["samples"] if s["task_id"] == "explode"]
+    assert len(exploded) == 6 and all("metric bug" in s["error"] for s in exploded)
+    values = [s["metrics"]["test_step_share"] for s in doc["samples"]]
+    expected = [min(1.0, (i % 12) / 10) for i in range(300) if i not in (4, 9) and i % 50 != 7]
+    assert [v for v in values if v is not None] == pytest.approx(expected)
+    agg = doc["aggregate"]["test_step_share"]
+    assert agg["n"] == 292 and agg["n_missing"] == 6
+    assert agg["mean"] == pytest.approx(sum(expected) / len(expected))
+    assert agg["ci_low"] < agg["mean"] < agg["ci_high"]
+
+
+def test_jobs_do_not_change_results(tmp_path: Path) -> None:
+    path = _write(tmp_path / "t.jsonl", 200)
+    docs = []
+    for jobs in (1, 2):
+        with Store(tmp_path / f"{jobs}.db") as store:
+            rid = evaluate(
+                iter_sources([path]), SUITE, store=store, jobs=jobs, progress=False, batch_size=7
+            )
+            docs.append(result_document(store, rid))
+    strip = [[{k: v for k, v in s.items()} for s in d["samples"]] for d in docs]
+    assert strip[0] == strip[1]
+    assert docs[0]["aggregate"] == docs[1]["aggregate"]
+
+
+def test_resume_skips_what_is_stored(tmp_path: Path) -> None:
+    path = _write(tmp_path / "t.jsonl", 100, {3: "{bad"})
+    db = tmp_path / "r.db"
+    with Store(db) as store:
+        rid = evaluate(
+            iter_sources([path]), SUITE, store=store, jobs=1, progress=False, batch_size=10
+        )
+        # simulate a run that stopped after its first batches
+        db = store.connection
+        db.execute(
+            "DELETE FROM metric_values WHERE run_id = ? AND sample_key IN "
+            "(SELECT key FROM samples WHERE run_id = ? AND seq >= 40)",
+            (rid, rid),
+        )
+        db.execute("DELETE FROM samples WHERE run_id = ? AND seq >= 40", (rid,))
+        before = store.done_keys(rid)
+        assert len(before) == 40  # 39 samples and the bad line 4
+        seen: list[str] = []
+
+        def watch(items):  # type: ignore[no-untyped-def]
+            for item in items:
+                seen.append(item.key)
+                yield item
+
+        CALLS.clear()
+        evaluate(
+            watch(iter_sources([path])),
+            SUITE,
+            store=store,
+            run_id=rid,
+            resume=True,
+            jobs=1,
+            progress=False,
+            batch_size=10,
+        )
+        doc = result_document(store, rid)
+    assert seen == [f"{path}#{n}" for n in range(1, 101)]
+    assert set(CALLS) == {f"r{i}" for i in range(40, 100)}  # only the lost samples rescored
+    assert len(doc["samples"]) == 99 and len(doc["errors"]) == 1
+    assert len({s["id"] for s in doc["samples"]}) == 99
+
+
+def test_in_memory_traces_and_secret_redaction(tmp_path: Path) -> None:
+    traces = [
+        Trace(
+            id=f"m{i}",
+            task=Task(id="t"),
+            output="ok",
+            steps=[Step(index=0, kind="llm", content="<b>hi</b>")],
+        )
+        for i in range(3)
+    ]
+    with Store(tmp_path / "r.db") as store:
+        rid = evaluate(
+            traces,
+            SUITE,
+            store=store,
+            jobs=1,
+            progress=False,
+            extra_config={"judge": {"api_key": "sk-secret", "api_key_env": "KEY"}},
+        )
+        run = store.get_run(rid)
+        doc = result_document(store, rid)
+        raw = b"".join(
+            bytes(str(row), "utf-8") for row in store.connection.execute("SELECT * FROM runs")
+        )
+    assert run.config["judge"] == {"api_key": "***", "api_key_env": "KEY"}
+    assert b"sk-secret" not in raw
+    assert [s["id"] for s in doc["samples"]] == ["m0", "m1", "m2"]

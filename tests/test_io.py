@@ -1,0 +1,43 @@
+import gzip
+import json
+from pathlib import Path
+
+from agentgauge.io.jsonl import ReadError, count_lines, read_traces, write_traces
+from agentgauge.model import Task, Trace
+
+
+def test_bad_lines_become_errors_with_line_and_field(tmp_path: Path) -> None:
+    good = {"id": "a", "task": {"id": "t"}, "output": 1}
+    lines = [
+        json.dumps(good),
+        "{not json",
+        "",
+        json.dumps({"id": "b"}),
+        json.dumps({"id": "c", "task": {"id": "t"}, "steps": [{"index": 0, "kind": "nope"}]}),
+        "[1, 2]",
+        json.dumps({**good, "id": "d"}),
+    ]
+    path = tmp_path / "t.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    items = list(read_traces(path))
+    assert [i.id for i in items if isinstance(i, Trace)] == ["a", "d"]
+    errors = [i for i in items if isinstance(i, ReadError)]
+    assert [(e.line, e.field) for e in errors] == [
+        (2, None),
+        (4, "task"),
+        (5, "steps[0].kind"),
+        (6, None),
+    ]
+    assert "invalid JSON" in errors[0].message
+    assert "Field required" in errors[1].message
+    assert str(errors[1]).startswith(f"{path}:4: task:")
+    assert count_lines([path]) == 6
+
+
+def test_gzip_round_trip(tmp_path: Path) -> None:
+    traces = [Trace(id=str(i), task=Task(id="t", input={"i": i})) for i in range(5)]
+    path = tmp_path / "t.jsonl.gz"
+    assert write_traces(traces, path) == 5
+    with gzip.open(path, "rt") as fh:
+        assert len(fh.readlines()) == 5
+    assert list(read_traces(path)) == traces

@@ -1,0 +1,50 @@
+import pytest
+
+from agentgauge.scoring import Thresholds, band, composite, recommendation
+
+
+def test_composite_renormalises_over_available_metrics() -> None:
+    weights = {"accuracy": 0.4, "efficiency": 0.3, "tool_usage": 0.2, "safety": 0.1}
+    full = composite(
+        {"accuracy": 1.0, "efficiency": 0.5, "tool_usage": 0.0, "safety": 1.0}, weights
+    )
+    assert full.value == pytest.approx(0.4 + 0.15 + 0.0 + 0.1)
+    assert full.coverage == pytest.approx(1.0)
+    # tool_usage not applicable: (0.4*1 + 0.3*0.5 + 0.1*1) / 0.8 = 0.8125, coverage 0.8
+    part = composite(
+        {"accuracy": 1.0, "efficiency": 0.5, "tool_usage": None, "safety": 1.0}, weights
+    )
+    assert part.value == pytest.approx(0.65 / 0.8)
+    assert part.coverage == pytest.approx(0.8)
+    assert part.missing == ("tool_usage",)
+    none = composite({"accuracy": None}, {"accuracy": 1.0})
+    assert none.value is None and none.coverage == 0.0
+
+
+def test_zero_weight_metrics_do_not_count() -> None:
+    c = composite({"a": 0.2, "b": 1.0, "coherence": 0.0}, {"a": 1.0, "b": 1.0, "coherence": 0.0})
+    assert c.value == pytest.approx(0.6)
+    assert c.coverage == 1.0
+
+
+@pytest.mark.parametrize(
+    ("score", "label", "weight", "band_name"),
+    [
+        (0.95, "accept", 1.0, "excellent"),
+        (0.8, "accept", 1.0, "good"),
+        (0.79, "weak_accept", 0.7, "good"),
+        (0.6, "weak_accept", 0.7, "fair"),
+        (0.5, "weak_reject", -0.7, "fair"),
+        (0.4, "weak_reject", -0.7, "poor"),
+        (0.39, "reject", -1.0, "poor"),
+    ],
+)
+def test_recommendation_and_band(score: float, label: str, weight: float, band_name: str) -> None:
+    assert recommendation(score) == (label, weight)
+    assert band(score) == band_name
+
+
+def test_thresholds_must_be_ordered() -> None:
+    with pytest.raises(ValueError, match="accept"):
+        Thresholds(accept=0.5, weak_accept=0.6)
+    assert recommendation(0.7, Thresholds(accept=0.7)) == ("accept", 1.0)

@@ -1,0 +1,35 @@
+import numpy as np
+import pytest
+from scipy import stats as sps
+
+from agentgauge.stats import mean_ci, summarize
+
+
+def test_summary_counts_missing_and_matches_scipy_bootstrap() -> None:
+    rng = np.random.default_rng(1)
+    values = list(rng.uniform(size=200))
+    s = summarize([*values, None, None])
+    assert s.n == 200 and s.n_missing == 2
+    assert s.mean == pytest.approx(float(np.mean(values)))
+    ref = sps.bootstrap(
+        (np.asarray(values),),
+        np.mean,
+        n_resamples=2000,
+        method="percentile",
+        random_state=np.random.default_rng(0),
+    )
+    assert s.ci_low == pytest.approx(ref.confidence_interval.low)
+    assert s.ci_high == pytest.approx(ref.confidence_interval.high)
+    assert s.ci_low < s.mean < s.ci_high
+
+
+def test_degenerate_and_large_samples() -> None:
+    assert mean_ci([0.5]) is None
+    assert mean_ci([0.3, 0.3, 0.3]) == (0.3, 0.3)
+    empty = summarize([None])
+    assert (empty.mean, empty.n, empty.n_missing) == (None, 0, 1)
+    rng = np.random.default_rng(2)
+    big = rng.uniform(size=50_000)
+    low, high = mean_ci(big)
+    half = 1.959963984540054 * big.std(ddof=1) / np.sqrt(big.size)
+    assert (low, high) == pytest.approx((big.mean() - half, big.mean() + half))
