@@ -3,6 +3,7 @@ are imported lazily inside the metrics that need them."""
 
 from agentgauge.metrics import behavior  # noqa: F401
 from agentgauge.metrics import graph  # noqa: F401
+from agentgauge.metrics import judge  # noqa: F401
 from agentgauge.metrics import text  # noqa: F401
 from agentgauge.metrics.base import (
     BatchMetric,
