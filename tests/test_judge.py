@@ -411,9 +411,9 @@ def test_second_run_is_served_from_cache(
 
     with sqlite3.connect(tmp_path / "agentgauge.db") as conn:
         mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
-        judges = sorted(r[0] for r in conn.execute("SELECT judge FROM judge_cache"))
+        versions = sorted(r[0] for r in conn.execute("SELECT prompt_version FROM judge_cache"))
     assert mode == "wal"
-    assert judges == ["constructiveness", "planning_rationality"]
+    assert versions == ["constructiveness/1", "planning_rationality/1"]
 
 
 def test_changed_input_is_not_served_from_cache(server: JudgeServer, tmp_path: Path) -> None:
@@ -643,3 +643,23 @@ def test_repeated_inputs_in_a_batch_make_one_call(server: JudgeServer, tmp_path:
     assert len(server.requests) == 1
     assert first.value == repeat.value == pytest.approx(PLANNING_VALUE)
     assert [first.details["cached"], repeat.details["cached"]] == [False, True]
+
+
+def test_cache_shares_the_results_store_file(server: JudgeServer, tmp_path: Path) -> None:
+    from agentgauge.store import Store
+
+    db = tmp_path / "results.db"
+    store = Store(db)  # the store's schema first, as `agentgauge review evaluate --db` does
+    try:
+        options = _options(server, tmp_path, cache_path=str(db))
+        first = create_metric("planning_rationality", options).score(_planning_trace())
+        judge_client._MEMO.clear()
+        again = create_metric("planning_rationality", options).score(_planning_trace())
+        rows = store.connection.execute("SELECT model, prompt_version FROM judge_cache").fetchall()
+    finally:
+        store.close()
+    assert len(server.requests) == 1
+    assert again.value == first.value and again.details["cached"] is True
+    assert [tuple(r) for r in rows] == [
+        (f"judge-model@{server.base_url}", "planning_rationality/1")
+    ]

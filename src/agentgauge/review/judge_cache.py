@@ -23,14 +23,14 @@ __all__ = ["JudgeCache", "cache_key"]
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS judge_cache (
     key TEXT PRIMARY KEY,
-    judge TEXT NOT NULL,
     model TEXT NOT NULL,
     prompt_version TEXT NOT NULL,
-    output_json TEXT NOT NULL,
-    usage_json TEXT NOT NULL,
+    output TEXT NOT NULL,
+    usage TEXT,
     created_at TEXT NOT NULL
 )
 """
+# The same definition as the results store's schema (agentgauge.store), whichever creates it.
 
 
 def cache_key(*, model: str, prompt_version: str, parts: dict[str, Any]) -> str:
@@ -71,17 +71,16 @@ class JudgeCache:
             key: a :func:`cache_key`.
         """
         row = self._conn.execute(
-            "SELECT output_json, usage_json FROM judge_cache WHERE key = ?", (key,)
+            "SELECT output, usage FROM judge_cache WHERE key = ?", (key,)
         ).fetchone()
         if row is None:
             return None
-        return json.loads(row[0]), json.loads(row[1])
+        return json.loads(row[0]), json.loads(row[1] or "{}")
 
     def put(
         self,
         key: str,
         *,
-        judge: str,
         model: str,
         prompt_version: str,
         output: dict[str, Any],
@@ -91,17 +90,16 @@ class JudgeCache:
 
         Args:
             key: a :func:`cache_key`.
-            judge: the judge's metric name.
             model: the model's identity.
             prompt_version: the judge's prompt version.
             output: the structured output.
             usage: tokens, requests and cost of the call.
         """
         self._conn.execute(
-            "INSERT OR REPLACE INTO judge_cache VALUES (?, ?, ?, ?, ?, ?, ?)",
+            "INSERT OR REPLACE INTO judge_cache"
+            " (key, model, prompt_version, output, usage, created_at) VALUES (?, ?, ?, ?, ?, ?)",
             (
                 key,
-                judge,
                 model,
                 prompt_version,
                 json.dumps(output, ensure_ascii=False),

@@ -390,7 +390,6 @@ class JudgeSession:
         if self._cache is not None:
             self._cache.put(
                 key,
-                judge=request.judge,
                 model=self.model_id,
                 prompt_version=request.prompt_version,
                 output=output,
