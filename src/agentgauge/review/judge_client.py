@@ -24,6 +24,7 @@ never stored, logged or put in a reason (provider error messages are scrubbed of
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import re
 from collections.abc import Coroutine
@@ -184,6 +185,11 @@ def _failure_reason(exc: BaseException) -> str:
     return f"judge call failed: {type(exc).__name__}: {exc}"
 
 
+@functools.cache
+def _schema(verdict_type: type[BaseModel]) -> dict[str, Any]:
+    return verdict_type.model_json_schema()
+
+
 def _build_model(settings: JudgeSettings, api_key: str | None) -> Model:
     from pydantic_ai.models import infer_model
 
@@ -291,7 +297,7 @@ class JudgeSession:
                 "judge": request.judge,
                 "instructions": request.instructions,
                 "prompt": request.prompt,
-                "schema": request.verdict_type.model_json_schema(),
+                "schema": _schema(request.verdict_type),
             },
         )
 
