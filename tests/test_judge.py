@@ -98,6 +98,13 @@ def _planning_trace(trace_id: str = "plan-1") -> Trace:
     return Trace(id=trace_id, task=Task(id="t-plan", description="Review paper 148"), steps=steps)
 
 
+def _distinct_planning_traces(n: int) -> list[Trace]:
+    traces = [_planning_trace(f"p{i}") for i in range(n)]
+    for i, trace in enumerate(traces):
+        trace.steps[0].content = f"Find prior work, variant {i}"
+    return traces
+
+
 def _options(server: JudgeServer, tmp_path: Path, **extra: Any) -> dict[str, Any]:
     return {
         "model": "judge-model",
@@ -392,9 +399,7 @@ def test_heuristic_fallback_is_labelled(server: JudgeServer) -> None:
 
 
 def test_budget_max_calls(server: JudgeServer, tmp_path: Path) -> None:
-    traces = [_planning_trace(f"p{i}") for i in range(3)]
-    for i, trace in enumerate(traces):
-        trace.steps[0].content = f"Find prior work, variant {i}"
+    traces = _distinct_planning_traces(3)
     judge = create_metric("planning_rationality", _options(server, tmp_path, max_calls=2))
     results = judge.score_batch(traces)
     assert [r.value is not None for r in results].count(True) == 2
@@ -405,9 +410,7 @@ def test_budget_max_calls(server: JudgeServer, tmp_path: Path) -> None:
 
 
 def test_budget_max_cost(server: JudgeServer, tmp_path: Path) -> None:
-    traces = [_planning_trace(f"p{i}") for i in range(3)]
-    for i, trace in enumerate(traces):
-        trace.steps[0].content = f"variant {i}"
+    traces = _distinct_planning_traces(3)
     judge = create_metric(
         "planning_rationality",
         _options(
@@ -427,9 +430,7 @@ def test_budget_max_cost(server: JudgeServer, tmp_path: Path) -> None:
 
 def test_batch_runs_concurrently_up_to_the_limit(server: JudgeServer, tmp_path: Path) -> None:
     server.delay_s = 0.2
-    traces = [_planning_trace(f"p{i}") for i in range(4)]
-    for i, trace in enumerate(traces):
-        trace.steps[0].content = f"variant {i}"
+    traces = _distinct_planning_traces(4)
     judge = create_metric("planning_rationality", _options(server, tmp_path, concurrency=2))
     results = judge.score_batch(traces)
     assert all(r.value == pytest.approx(PLANNING_VALUE) for r in results)
@@ -485,8 +486,7 @@ def test_cost_from_genai_prices_for_a_known_model(server: JudgeServer, tmp_path:
 
 
 def test_unknown_cost_stops_a_cost_budget(server: JudgeServer, tmp_path: Path) -> None:
-    traces = [_planning_trace(f"p{i}") for i in range(2)]
-    traces[1].steps[0].content = "another request"
+    traces = _distinct_planning_traces(2)
     judge = create_metric(
         "planning_rationality", _options(server, tmp_path, concurrency=1, max_cost_usd=1.0)
     )

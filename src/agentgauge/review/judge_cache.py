@@ -18,9 +18,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-__all__ = ["JudgeCache", "cache_key"]
+__all__ = ["JUDGE_CACHE_SCHEMA", "JudgeCache", "cache_key"]
 
-_SCHEMA = """
+JUDGE_CACHE_SCHEMA = """
 CREATE TABLE IF NOT EXISTS judge_cache (
     key TEXT PRIMARY KEY,
     model TEXT NOT NULL,
@@ -30,7 +30,8 @@ CREATE TABLE IF NOT EXISTS judge_cache (
     created_at TEXT NOT NULL
 )
 """
-# The same definition as the results store's schema (agentgauge.store), whichever creates it.
+"""The table, as the results store (``agentgauge.store``) defines it too: whichever opens a new
+file first creates it."""
 
 
 def cache_key(*, model: str, prompt_version: str, parts: dict[str, Any]) -> str:
@@ -61,7 +62,7 @@ class JudgeCache:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._conn = sqlite3.connect(self.path, timeout=30.0, check_same_thread=False)
         self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.execute(_SCHEMA)
+        self._conn.execute(JUDGE_CACHE_SCHEMA)
         self._conn.commit()
 
     def get(self, key: str) -> tuple[dict[str, Any], dict[str, Any]] | None:
