@@ -524,3 +524,31 @@ def test_cache_shares_the_results_store_file(server: JudgeServer, tmp_path: Path
     assert [tuple(r) for r in rows] == [
         (f"judge-model@{server.base_url}", "planning_rationality/1")
     ]
+
+
+def test_model_string_with_key_variable(
+    server: JudgeServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A pydantic-ai model string ("openai-chat:" is the chat-completions API; "openai:" is the
+    # Responses API); OPENAI_BASE_URL sends the OpenAI provider to the local server.
+    monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    options = {
+        "model": "openai-chat:gpt-4o-mini",
+        "api_key_env": KEY_ENV,
+        "cache_path": str(tmp_path / "agentgauge.db"),
+    }
+    result = create_metric("planning_rationality", options).score(_planning_trace())
+    assert result.value == pytest.approx(PLANNING_VALUE)
+    assert result.details["model"] == "openai-chat:gpt-4o-mini"
+    assert server.requests[0]["authorization"] == f"Bearer {API_KEY}"
+    assert server.requests[0]["body"]["model"] == "gpt-4o-mini"
+
+
+def test_base_url_never_sends_another_providers_key(
+    server: JudgeServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-openai-key-not-for-this-server")
+    options = {**_options(server, tmp_path), "api_key_env": None}
+    create_metric("planning_rationality", options).score(_planning_trace())
+    assert server.requests[0]["authorization"] == "Bearer no-key"

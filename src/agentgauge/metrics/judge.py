@@ -143,32 +143,24 @@ class _JudgeMetric:
 
     async def _score_all(self, traces: Sequence[Trace]) -> list[MetricResult]:
         prepared = [self._prepare(t) for t in traces]
-        if self.settings.model is None:
-            outcomes: list[JudgeVerdict | JudgeFailure] = [
-                JudgeFailure("no judge configured") for _ in traces
-            ]
-        else:
-            async with JudgeSession(self.settings, self._spend) as session:
-
-                async def judge(item: tuple[JudgeRequest, dict[str, Any]] | str) -> Any:
-                    return None if isinstance(item, str) else await session.judge(item[0])
-
-                outcomes = await asyncio.gather(*(judge(p) for p in prepared))
+        outcomes = iter(await self._judge_all([p[0] for p in prepared if not isinstance(p, str)]))
         return [
-            self._result(trace, item, outcome)
-            for trace, item, outcome in zip(traces, prepared, outcomes, strict=True)
+            MetricResult.missing(item, method="llm_judge")
+            if isinstance(item, str)
+            else self._result(trace, item[1], next(outcomes))
+            for trace, item in zip(traces, prepared, strict=True)
         ]
 
+    async def _judge_all(self, requests: list[JudgeRequest]) -> list[JudgeVerdict | JudgeFailure]:
+        if self.settings.model is None:
+            return [JudgeFailure("no judge configured") for _ in requests]
+        async with JudgeSession(self.settings, self._spend) as session:
+            return list(await asyncio.gather(*(session.judge(r) for r in requests)))
+
     def _result(
-        self,
-        trace: Trace,
-        item: tuple[JudgeRequest, dict[str, Any]] | str,
-        outcome: JudgeVerdict | JudgeFailure | None,
+        self, trace: Trace, shown: dict[str, Any], outcome: JudgeVerdict | JudgeFailure
     ) -> MetricResult:
-        if isinstance(item, str):
-            return MetricResult.missing(item, method="llm_judge")
-        if isinstance(outcome, JudgeFailure) or outcome is None:
-            reason = outcome.reason if outcome is not None else "no judge call was made"
+        if isinstance(outcome, JudgeFailure):
             if self.settings.fallback == "heuristic":
                 fallback = self._heuristic(trace)
                 return MetricResult(
@@ -176,12 +168,14 @@ class _JudgeMetric:
                     details={
                         **fallback.details,
                         "method": "heuristic",
-                        "judge_unavailable": reason,
+                        "judge_unavailable": outcome.reason,
                     },
-                    reason=f"heuristic fallback, not an LLM judgement ({reason})"
+                    reason=f"heuristic fallback, not an LLM judgement ({outcome.reason})"
                     + (f"; {fallback.reason}" if fallback.reason else ""),
                 )
-            return MetricResult.missing(reason, method="llm_judge", model=self.settings.model_id)
+            return MetricResult.missing(
+                outcome.reason, method="llm_judge", model=self.settings.model_id
+            )
         criteria = {name: int(outcome.output[name]) for name in self.spec.weights}
         return MetricResult(
             value=judge_score(criteria, self.weights),
@@ -194,7 +188,7 @@ class _JudgeMetric:
                 "rationale": outcome.output.get("rationale", ""),
                 "usage": outcome.usage,
                 "cached": outcome.cached,
-                **item[1],
+                **shown,
             },
         )
 
