@@ -34,6 +34,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from agentgauge.metrics.base import MetricResult, metric
+from agentgauge.metrics.text import review_text
 from agentgauge.model import StepKind, Trace
 from agentgauge.review.judge_client import (
     JudgeFailure,
@@ -50,7 +51,6 @@ from agentgauge.review.judge_prompts import (
     constructiveness_prompt,
     paper_text,
     planning_prompt,
-    review_text,
     technical_accuracy_prompt,
 )
 
@@ -71,6 +71,12 @@ _NO_REVIEW = "no generated review in trace.output (a string, or a dict with a 'r
 _NO_PAPER = (
     "no paper text in trace.task.input (title, abstract, excerpt) to check the review against"
 )
+
+
+def _review(trace: Trace) -> str | None:
+    """The generated review (``metrics.text``'s convention); a blank one counts as none."""
+    review = review_text(trace)
+    return review if review and review.strip() else None
 
 
 def judge_score(criteria: dict[str, int], weights: dict[str, float]) -> float:
@@ -230,7 +236,7 @@ class TechnicalAccuracy(_JudgeMetric):
     spec_name = "technical_accuracy"
 
     def _prepare(self, trace: Trace) -> tuple[JudgeRequest, dict[str, Any]] | str:
-        review, paper = review_text(trace), paper_text(trace)
+        review, paper = _review(trace), paper_text(trace)
         if review is None:
             return _NO_REVIEW
         if paper is None:
@@ -241,7 +247,7 @@ class TechnicalAccuracy(_JudgeMetric):
 
     def _heuristic(self, trace: Trace) -> MetricResult:
         """Term grounding: the share of the review's content words found in the paper text."""
-        review, paper = review_text(trace), paper_text(trace)
+        review, paper = _review(trace), paper_text(trace)
         if review is None or paper is None:
             return MetricResult.missing(_NO_REVIEW if review is None else _NO_PAPER)
         terms = _content_terms(review)
@@ -285,7 +291,7 @@ class Constructiveness(_JudgeMetric):
     spec_name = "constructiveness"
 
     def _prepare(self, trace: Trace) -> tuple[JudgeRequest, dict[str, Any]] | str:
-        review = review_text(trace)
+        review = _review(trace)
         if review is None:
             return _NO_REVIEW
         return self._request(constructiveness_prompt(review)), {"review_chars": len(review)}
@@ -297,7 +303,7 @@ class Constructiveness(_JudgeMetric):
         weakness words occur, 0.5 when one kind does, else 0; guidance = min(1, pointers to
         sections, tables, experiments, baselines... / 3); value = their mean.
         """
-        review = review_text(trace)
+        review = _review(trace)
         if review is None:
             return MetricResult.missing(_NO_REVIEW)
         suggestions = len(_SUGGESTION.findall(review))

@@ -33,7 +33,6 @@ __all__ = [
     "TechnicalAccuracyVerdict",
     "paper_text",
     "render_steps",
-    "review_text",
 ]
 
 _SCALE = "an integer from 1 (poor) to 5 (excellent)"
@@ -177,20 +176,6 @@ def _clip(text: str, limit: int) -> str:
     if len(text) <= limit:
         return text
     return text[: max(0, limit - 15)] + f"… [{len(text) - limit + 15} chars cut]"
-
-
-def review_text(trace: Trace) -> str | None:
-    """The generated review: ``trace.output`` as a string, or ``trace.output["review"]``.
-
-    Args:
-        trace: the trace of the review (convention of ``docs/review_text.md``).
-    """
-    output = trace.output
-    if isinstance(output, dict):
-        output = output.get("review")
-    if isinstance(output, str) and output.strip():
-        return output
-    return None
 
 
 def paper_text(trace: Trace) -> str | None:
