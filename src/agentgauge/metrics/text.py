@@ -287,8 +287,6 @@ class BertScorer:
 
     def _encode(self, text: str) -> list[int]:
         text = text.strip()
-        if not text:
-            return list(self._tokenizer.build_inputs_with_special_tokens([]))
         extra = {"add_prefix_space": True} if self._prefix_space else {}
         ids = self._tokenizer.encode(
             text, add_special_tokens=True, max_length=self._max_length, truncation=True, **extra
