@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -26,12 +26,14 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from agentgauge.io.jsonl import RawLine, ReadError, _field_path, iter_raw_lines
+from agentgauge.metrics.judge import JUDGE_METRICS
 from agentgauge.model import Task, Trace
 from agentgauge.review.agreement import AspectAgreement, ScoredReview, agreement_table
 from agentgauge.review.loader import ASPECTS, PeerReadPaper
 from agentgauge.scoring import Thresholds, recommendation
 
 __all__ = [
+    "TIERS",
     "GeneratedReview",
     "PaperIndex",
     "baseline_traces",
@@ -41,7 +43,33 @@ __all__ = [
     "read_generated",
     "review_agreement",
     "review_trace",
+    "tier_status",
 ]
+
+TIERS: dict[str, tuple[str, frozenset[str]]] = {
+    "tier1": (
+        "text similarity, time and task success",
+        frozenset(
+            {"time_taken", "task_success", "output_similarity", "cosine", "jaccard", "semantic"}
+        ),
+    ),
+    "tier2": ("LLM judges", JUDGE_METRICS),
+    "tier3": (
+        "graph metrics over the agent's trace",
+        frozenset(
+            {
+                "coordination_quality",
+                "tool_efficiency",
+                "path_convergence",
+                "tool_selection_accuracy",
+                "communication_overhead",
+                "coordination_centrality",
+                "task_distribution_balance",
+            }
+        ),
+    ),
+}
+"""The review evaluation's tiers: ``{key: (title, metric names)}``."""
 
 _SCORE_RANGE = (1.0, 5.0)
 # what the agent was meant to do comes from its own trace's task; the paper gives the rest
@@ -333,4 +361,53 @@ def per_paper(
             entry["recommendation"] = label
             entry["recommendation_weight"] = weight
         out.append(entry)
+    return out
+
+
+def tier_status(samples: Sequence[Mapping[str, Any]], metrics: Sequence[str]) -> dict[str, Any]:
+    """Which tiers were measured in a run, and why the others were not.
+
+    Args:
+        samples: the run's samples (``metrics``: name → value, ``reasons``: name → reason).
+        metrics: the suite's metric names.
+
+    Returns:
+        Per tier key: ``title``, the suite's ``metrics`` of that tier, ``measured`` (metric →
+        samples with a value), ``present`` (some metric of the tier has a value in some
+        sample), ``reasons`` (metric → the most frequent reason of its missing values) and a
+        one-line ``statement``.
+    """
+    out: dict[str, Any] = {}
+    for key, (title, names) in TIERS.items():
+        ours = [m for m in metrics if m in names]
+        measured = {
+            m: sum(1 for s in samples if (s.get("metrics") or {}).get(m) is not None) for m in ours
+        }
+        reasons = {}
+        for m in ours:
+            found = Counter(
+                (s.get("reasons") or {}).get(m) or "no value"
+                for s in samples
+                if (s.get("metrics") or {}).get(m) is None
+            )
+            if found:
+                reasons[m] = found.most_common(1)[0][0]
+        present = any(measured.values())
+        label = f"{key.replace('tier', 'Tier ')} ({title})"
+        if not ours:
+            statement = f"{label}: not in the suite"
+        elif present:
+            counts = ", ".join(f"{m} {n}/{len(samples)}" for m, n in measured.items())
+            statement = f"{label}: measured ({counts})"
+        else:
+            why = "; ".join(f"{m}: {r}" for m, r in reasons.items())
+            statement = f"{label} ABSENT: no sample has a value ({why})"
+        out[key] = {
+            "title": title,
+            "metrics": ours,
+            "measured": measured,
+            "present": present,
+            "reasons": reasons,
+            "statement": statement,
+        }
     return out
