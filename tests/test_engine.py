@@ -181,3 +181,26 @@ def test_in_memory_traces_and_secret_redaction(tmp_path: Path) -> None:
     assert run.config["judge"] == {"api_key": "***", "api_key_env": "KEY"}
     assert b"sk-secret" not in raw
     assert [s["id"] for s in doc["samples"]] == ["m0", "m1", "m2"]
+
+
+def test_ray_executor_gives_the_local_results(tmp_path: Path) -> None:
+    from agentgauge.config import load_suite
+
+    demo = Path(__file__).resolve().parents[1] / "examples" / "demo_traces.jsonl"
+    suite = load_suite("behavior")
+    docs = []
+    for executor in ("local", "ray"):
+        with Store(tmp_path / f"{executor}.db") as store:
+            rid = evaluate(
+                iter_sources([demo]),
+                suite,
+                store=store,
+                jobs=2,
+                progress=False,
+                batch_size=16,
+                executor=executor,
+            )
+            docs.append(result_document(store, rid))
+    assert len(docs[0]["samples"]) == len(docs[1]["samples"]) > 0
+    assert docs[0]["samples"] == docs[1]["samples"]
+    assert docs[0]["aggregate"] == docs[1]["aggregate"]

@@ -98,6 +98,10 @@ def evaluate(
     ] = None,
     batch_size: Annotated[int, typer.Option(min=1, help="Traces per batch.")] = 128,
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
+    executor: Annotated[str, typer.Option(help="'local' (processes) or 'ray'.")] = "local",
+    ray_address: Annotated[
+        str | None, typer.Option(help="Ray cluster address (default: start a local one).")
+    ] = None,
 ) -> None:
     """Score trace files with a suite, store the run and report it."""
     from agentgauge.config import Suite, SuiteError, load_suite
@@ -106,6 +110,8 @@ def evaluate(
     from agentgauge.io.jsonl import count_lines
     from agentgauge.store import Store, StoreError
 
+    if executor not in ("local", "ray"):
+        raise usage_error(f"--executor must be 'local' or 'ray', not {executor!r}")
     missing = [p for p in paths if not p.is_file()]
     if missing:
         raise usage_error(f"no such file: {missing[0]}")
@@ -130,6 +136,8 @@ def evaluate(
                 sources=[str(p) for p in sources],
                 total=total,
                 batch_size=batch_size,
+                executor=executor,
+                ray_address=ray_address,
             )
     except (SuiteError, StoreError) as exc:
         raise usage_error(str(exc)) from None
@@ -172,6 +180,94 @@ def show(
     except StoreError as exc:
         raise usage_error(str(exc)) from None
     write_outputs(db, rid, json_out=json_out, csv_out=csv_out, html_out=html_out, fail_under=None)
+
+
+@app.command()
+def compare(
+    run_a: Annotated[str, typer.Argument(help="Baseline run id.")],
+    run_b: Annotated[str, typer.Argument(help="Candidate run id.")],
+    db: DbOption = Path("agentgauge.db"),
+    by: Annotated[str, typer.Option(help="Pair samples by 'task' or by trace 'id'.")] = "task",
+    alpha: Annotated[float, typer.Option(help="Significance level.")] = 0.05,
+    json_out: Annotated[Path | None, typer.Option("--json", help="Write the comparison.")] = None,
+    fail_if_worse: Annotated[
+        bool, typer.Option(help="Exit 1 if B's composite is significantly worse.")
+    ] = False,
+) -> None:
+    """Is run B really better than run A? Paired bootstrap CIs and permutation p-values."""
+    from rich.table import Table
+
+    from agentgauge.report.compare import compare_runs
+    from agentgauge.report.export import write_json
+    from agentgauge.store import Store, StoreError
+
+    if by not in ("task", "id"):
+        raise usage_error(f"--by must be 'task' or 'id', not {by!r}")
+    if not db.exists():
+        raise usage_error(f"no store at {db}")
+    try:
+        with Store(db) as store:
+            result = compare_runs(
+                store, run_a, run_b, by="task" if by == "task" else "id", alpha=alpha
+            )
+    except StoreError as exc:
+        raise usage_error(str(exc)) from None
+    table = Table(
+        title=f"B={result['run_b']} vs A={result['run_a']} (paired by {by})", title_justify="left"
+    )
+    for col in ("metric", "pairs", "A", "B", "B − A", "95% CI", "p", "verdict"):
+        table.add_column(col)
+    for name, r in result["metrics"].items():
+        ci = "—" if r["ci_low"] is None else f"[{r['ci_low']:+.3f}, {r['ci_high']:+.3f}]"
+        p = "—" if r["p_value"] is None else f"{r['p_value']:.3g}"
+        table.add_row(
+            name,
+            str(r["n"]),
+            f"{r['mean_a']:.3f}",
+            f"{r['mean_b']:.3f}",
+            f"{r['diff']:+.3f}",
+            ci,
+            p,
+            r["verdict"],
+        )
+    console.print(table)
+    if result["only_in_a"] or result["only_in_b"]:
+        console.print(f"unpaired: {result['only_in_a']} only in A, {result['only_in_b']} only in B")
+    if json_out:
+        write_json(result, json_out)
+    if fail_if_worse and result["metrics"].get("composite", {}).get("verdict") == "B worse":
+        raise typer.Exit(1)
+
+
+@app.command()
+def passk(
+    run_id: Annotated[str, typer.Argument(help="A run with repeated trials per task.")],
+    k: Annotated[str, typer.Option(help="Comma-separated k values.")] = "1,3,5",
+    threshold: Annotated[float, typer.Option(help="Success when value >= threshold.")] = 0.8,
+    metric_name: Annotated[str, typer.Option("--metric", help="composite or a metric.")] = (
+        "composite"
+    ),
+    db: DbOption = Path("agentgauge.db"),
+) -> None:
+    """pass@k (at least one of k trials succeeds) and pass^k (all k succeed), over tasks."""
+    from agentgauge.report.compare import pass_k_table
+    from agentgauge.store import Store, StoreError
+
+    try:
+        ks = [int(x) for x in k.split(",") if x.strip()]
+    except ValueError:
+        raise usage_error(f"--k must be comma-separated integers, not {k!r}") from None
+    if not db.exists():
+        raise usage_error(f"no store at {db}")
+    try:
+        with Store(db) as store:
+            table = pass_k_table(store, run_id, ks, threshold=threshold, metric=metric_name)
+    except (StoreError, ValueError) as exc:
+        raise usage_error(str(exc)) from None
+    for kk, row in table["k"].items():
+        at = "—" if row["pass_at_k"] is None else f"{row['pass_at_k']:.3f}"
+        hat = "—" if row["pass_hat_k"] is None else f"{row['pass_hat_k']:.3f}"
+        console.print(f"k={kk}: pass@k {at}  pass^k {hat}  over {row['tasks']} tasks")
 
 
 @app.command()

@@ -17,7 +17,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from rich.progress import (
     BarColumn,
@@ -251,6 +251,8 @@ def evaluate(
     sources: Sequence[str] = (),
     total: int | None = None,
     batch_size: int = 128,
+    executor: str = "local",
+    ray_address: str | None = None,
 ) -> str:
     """Score a stream of traces with a suite and write everything to the store.
 
@@ -268,6 +270,9 @@ def evaluate(
         sources: the input files (recorded with the run).
         total: the number of items, for the progress bar.
         batch_size: traces per batch (the unit of work and of commit).
+        executor: ``local`` (this process when ``jobs`` is 1, else a process pool) or ``ray``
+            (tasks on a Ray cluster; ``jobs`` bounds the batches in flight).
+        ray_address: the Ray cluster to join; a local one is started when None.
 
     Returns:
         The run id.
@@ -284,9 +289,17 @@ def evaluate(
             kind=kind, suite=suite.name, config=config, sources=sources, run_id=run_id
         )
         done = set()
+    if executor not in ("local", "ray"):
+        raise ValueError(f"unknown executor {executor!r}: use 'local' or 'ray'")
     n_jobs = max(1, jobs if jobs is not None else (os.cpu_count() or 1))
-    # Workers are forked before the progress display starts its refresh thread.
-    pool = _start_pool(suite, n_jobs) if n_jobs > 1 else None
+    # Workers are started before the progress display starts its refresh thread (fork safety).
+    runner: _BatchRunner
+    if executor == "ray":
+        runner = _RayRunner(suite, n_jobs, ray_address)
+    elif n_jobs > 1:
+        runner = _PoolRunner(suite, n_jobs)
+    else:
+        runner = _InlineRunner(suite)
     try:
         with Progress(
             TextColumn("[bold]scoring[/]"),
@@ -301,51 +314,118 @@ def evaluate(
             def advance(n: int = 1) -> None:
                 bar.advance(task, n)
 
-            def write(outcome: tuple[list[SampleRow], list[ReadError]]) -> None:
-                rows, errors = outcome
+            for rows, errors in runner.run(_batches(items, done, batch_size, advance)):
                 store.write_batch(run_id, rows, errors)
                 advance(len(rows) + len(errors))
-
-            batches = _batches(items, done, batch_size, advance)
-            if pool is None:
-                metrics = suite.build_metrics()
-                for batch in batches:
-                    write(_score_batch(batch, suite, metrics))
-            else:
-                _drain(pool, batches, 2 * n_jobs, write)
     finally:
-        if pool is not None:
-            pool.shutdown(cancel_futures=True)
+        runner.close()
     store.finish_run(run_id)
     return run_id
 
 
-def _start_pool(suite: Suite, n_jobs: int) -> ProcessPoolExecutor:
-    ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else mp.get_context()
-    pool = ProcessPoolExecutor(
-        n_jobs, mp_context=ctx, initializer=_init_worker, initargs=(suite.model_dump_json(),)
-    )
-    pool.submit(_warm_up).result()
-    return pool
+Outcome = tuple[list[SampleRow], list[ReadError]]
+Batch = list[tuple[int, str, Item]]
 
 
-def _drain(
-    pool: ProcessPoolExecutor,
-    batches: Iterator[list[tuple[int, str, Item]]],
-    max_pending: int,
-    write: Callable[[tuple[list[SampleRow], list[ReadError]]], None],
-) -> None:
-    pending: set[Future[tuple[list[SampleRow], list[ReadError]]]] = set()
-    try:
+class _BatchRunner(Protocol):
+    def run(self, batches: Iterator[Batch]) -> Iterator[Outcome]: ...
+
+    def close(self) -> None: ...
+
+
+class _InlineRunner:
+    """Scores in this process, metrics built once."""
+
+    def __init__(self, suite: Suite) -> None:
+        self._suite = suite
+        self._metrics = suite.build_metrics()
+
+    def run(self, batches: Iterator[Batch]) -> Iterator[Outcome]:
         for batch in batches:
-            pending.add(pool.submit(_score_batch_in_worker, batch))
-            if len(pending) >= max_pending:
-                finished, pending = wait(pending, return_when=FIRST_COMPLETED)
-                for fut in finished:
-                    write(fut.result())
-        for fut in pending:
-            write(fut.result())
-    except BrokenProcessPool as exc:
-        raise EngineError(
-            f"a worker process died ({exc}); finished batches are saved: resume the run"
-        ) from exc
+            yield _score_batch(batch, self._suite, self._metrics)
+
+    def close(self) -> None:
+        return None
+
+
+class _PoolRunner:
+    """A process pool; each worker builds the suite's metrics once."""
+
+    def __init__(self, suite: Suite, n_jobs: int) -> None:
+        ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else mp.get_context()
+        self._pool = ProcessPoolExecutor(
+            n_jobs, mp_context=ctx, initializer=_init_worker, initargs=(suite.model_dump_json(),)
+        )
+        self._pool.submit(_warm_up).result()
+        self._max_pending = 2 * n_jobs
+
+    def run(self, batches: Iterator[Batch]) -> Iterator[Outcome]:
+        pending: set[Future[Outcome]] = set()
+        try:
+            for batch in batches:
+                pending.add(self._pool.submit(_score_batch_in_worker, batch))
+                if len(pending) >= self._max_pending:
+                    finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+                    for fut in finished:
+                        yield fut.result()
+            for fut in pending:
+                yield fut.result()
+        except BrokenProcessPool as exc:
+            raise EngineError(
+                f"a worker process died ({exc}); finished batches are saved: resume the run"
+            ) from exc
+
+    def close(self) -> None:
+        self._pool.shutdown(cancel_futures=True)
+
+
+_ray_metrics: dict[str, tuple[Suite, list[Metric]]] = {}
+
+
+def _score_batch_on_ray(batch: Batch, suite_json: str) -> Outcome:
+    """A Ray task: builds the suite's metrics once per worker process, then scores."""
+    if suite_json not in _ray_metrics:
+        suite = Suite.model_validate_json(suite_json)
+        _ray_metrics[suite_json] = (suite, suite.build_metrics())
+    return _score_batch(batch, *_ray_metrics[suite_json])
+
+
+class _RayRunner:
+    """Ray tasks on an existing cluster (``address``) or a local one started here."""
+
+    def __init__(self, suite: Suite, n_jobs: int, address: str | None) -> None:
+        try:
+            import ray
+        except ImportError as exc:
+            raise EngineError(
+                "the ray executor needs the 'ray' extra: pip install 'agentgauge[ray]'"
+            ) from exc
+        self._ray = ray
+        self._started_here = not ray.is_initialized()
+        if self._started_here:
+            ray.init(
+                address=address,
+                num_cpus=n_jobs if address is None else None,
+                include_dashboard=False,
+                log_to_driver=False,
+                configure_logging=False,
+            )
+        self._task = ray.remote(_score_batch_on_ray)
+        self._suite_ref = ray.put(suite.model_dump_json())
+        self._max_pending = 2 * n_jobs
+
+    def run(self, batches: Iterator[Batch]) -> Iterator[Outcome]:
+        ray = self._ray
+        pending: list[Any] = []
+        for batch in batches:
+            pending.append(self._task.remote(batch, self._suite_ref))
+            if len(pending) >= self._max_pending:
+                finished, pending = ray.wait(pending, num_returns=1)
+                yield from ray.get(finished)
+        while pending:
+            finished, pending = ray.wait(pending, num_returns=1)
+            yield from ray.get(finished)
+
+    def close(self) -> None:
+        if self._started_here:
+            self._ray.shutdown()

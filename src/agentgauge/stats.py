@@ -16,7 +16,15 @@ from typing import Any
 import numpy as np
 from scipy import stats as sps
 
-__all__ = ["Summary", "mean_ci", "summarize"]
+__all__ = [
+    "PairedComparison",
+    "Summary",
+    "mean_ci",
+    "paired_comparison",
+    "pass_at_k",
+    "pass_hat_k",
+    "summarize",
+]
 
 
 @dataclass(frozen=True)
@@ -97,3 +105,118 @@ def summarize(values: Sequence[float | None], **kwargs: Any) -> Summary:
     ci = mean_ci(present, **kwargs)
     mean = float(np.mean(present))
     return Summary(mean, ci[0] if ci else None, ci[1] if ci else None, len(present), missing)
+
+
+@dataclass(frozen=True)
+class PairedComparison:
+    """B minus A over paired observations.
+
+    Args:
+        n: number of pairs.
+        mean_a: mean of A over the pairs.
+        mean_b: mean of B over the pairs.
+        diff: mean of B − A.
+        ci_low: lower bound of the bootstrap interval of the mean difference.
+        ci_high: upper bound.
+        p_value: two-sided sign-flip permutation test of a zero mean difference.
+    """
+
+    n: int
+    mean_a: float
+    mean_b: float
+    diff: float
+    ci_low: float | None
+    ci_high: float | None
+    p_value: float | None
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def paired_comparison(
+    a: Sequence[float],
+    b: Sequence[float],
+    *,
+    confidence: float = 0.95,
+    n_resamples: int = 5000,
+    seed: int = 0,
+) -> PairedComparison:
+    """Compare paired observations: mean difference, its bootstrap CI and a permutation p-value.
+
+    The interval is scipy's percentile bootstrap of the mean of ``b − a``; the p-value is
+    ``scipy.stats.permutation_test`` with ``permutation_type="samples"`` (each pair's sign
+    flipped at random), exact when there are few pairs.
+
+    Args:
+        a: the baseline's values.
+        b: the candidate's values, paired with ``a`` by position.
+        confidence: coverage of the interval.
+        n_resamples: resamples of the bootstrap and of the permutation test.
+        seed: seed of both.
+    """
+    x = np.asarray(a, dtype=float)
+    y = np.asarray(b, dtype=float)
+    if x.shape != y.shape:
+        raise ValueError(f"paired samples differ in length: {x.size} and {y.size}")
+    if x.size == 0:
+        raise ValueError("no pairs to compare")
+    d = y - x
+    ci = mean_ci(d, confidence=confidence, n_resamples=n_resamples, seed=seed)
+    p: float | None = None
+    if x.size >= 2:
+        if np.all(d == 0):
+            p = 1.0
+        else:
+            res = sps.permutation_test(
+                (x, y),
+                lambda u, v, axis: np.mean(v - u, axis=axis),
+                permutation_type="samples",
+                n_resamples=n_resamples,
+                vectorized=True,
+                random_state=np.random.default_rng(seed),
+            )
+            p = float(res.pvalue)
+    return PairedComparison(
+        n=int(x.size),
+        mean_a=float(x.mean()),
+        mean_b=float(y.mean()),
+        diff=float(d.mean()),
+        ci_low=ci[0] if ci else None,
+        ci_high=ci[1] if ci else None,
+        p_value=p,
+    )
+
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """Probability that at least one of k trials drawn from n succeeds (c of n did).
+
+    ``pass@k = 1 − C(n−c, k) / C(n, k)`` (the unbiased estimator of Chen et al., 2021).
+
+    Args:
+        n: trials of the task.
+        c: successful trials.
+        k: trials drawn.
+    """
+    _check_nck(n, c, k)
+    if n - c < k:
+        return 1.0
+    return 1.0 - math.comb(n - c, k) / math.comb(n, k)
+
+
+def pass_hat_k(n: int, c: int, k: int) -> float:
+    """Probability that all of k trials drawn from n succeed: ``pass^k = C(c, k) / C(n, k)``.
+
+    Args:
+        n: trials of the task.
+        c: successful trials.
+        k: trials drawn.
+    """
+    _check_nck(n, c, k)
+    return math.comb(c, k) / math.comb(n, k)
+
+
+def _check_nck(n: int, c: int, k: int) -> None:
+    if not 0 <= c <= n:
+        raise ValueError(f"successes c={c} must be between 0 and n={n}")
+    if not 1 <= k <= n:
+        raise ValueError(f"k={k} must be between 1 and the number of trials n={n}")

@@ -107,21 +107,21 @@ def _field_path(loc: tuple[int | str, ...]) -> str:
 def parse_line(raw: RawLine) -> Trace | ReadError:
     """Parse one line into a Trace, or a ReadError naming the field at fault."""
     try:
-        data = json.loads(raw.text)
-    except json.JSONDecodeError as exc:
-        return ReadError(
-            raw.source, raw.line, None, f"invalid JSON: {exc.msg} at column {exc.colno}"
-        )
-    if not isinstance(data, dict):
-        return ReadError(
-            raw.source, raw.line, None, f"expected a JSON object, got {type(data).__name__}"
-        )
-    try:
-        return Trace.model_validate(data)
+        return Trace.model_validate_json(raw.text)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-        return ReadError(raw.source, raw.line, _field_path(err["loc"]), err["msg"] + more)
+        error = exc
+    first = error.errors()[0]
+    if first["type"] == "json_invalid" or (first["type"] == "model_type" and not first["loc"]):
+        # pydantic's message has no position: the stdlib parser says where, or what it got
+        try:
+            data = json.loads(raw.text)
+        except json.JSONDecodeError as jexc:
+            message = f"invalid JSON: {jexc.msg} at column {jexc.colno}"
+        else:
+            message = f"expected a JSON object, got {type(data).__name__}"
+        return ReadError(raw.source, raw.line, None, message)
+    more = f" (and {error.error_count() - 1} more)" if error.error_count() > 1 else ""
+    return ReadError(raw.source, raw.line, _field_path(first["loc"]), first["msg"] + more)
 
 
 def read_traces(path: str | Path) -> Iterator[Trace | ReadError]:

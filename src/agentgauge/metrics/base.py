@@ -17,11 +17,9 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from typing import Any, Protocol, cast, runtime_checkable
-
-from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from agentgauge.model import Trace
 
@@ -44,8 +42,12 @@ __all__ = [
 ENTRY_POINT_GROUP = "agentgauge.metrics"
 
 
-class MetricResult(BaseModel):
+@dataclass(slots=True)
+class MetricResult:
     """The outcome of one metric on one trace.
+
+    A plain dataclass rather than a pydantic model: metrics create one per trace and per
+    metric, on the hot path.
 
     Args:
         value: the score in [0, 1]; ``None`` when the metric does not apply or could not be
@@ -54,20 +56,19 @@ class MetricResult(BaseModel):
         reason: a short human-readable explanation.
     """
 
-    model_config = ConfigDict(extra="forbid")
-
     value: float | None
-    details: dict[str, Any] = Field(default_factory=dict)
+    details: dict[str, Any] = field(default_factory=dict)
     reason: str | None = None
 
-    @model_validator(mode="after")
-    def _check(self) -> MetricResult:
+    def __post_init__(self) -> None:
         if self.value is None:
             if not self.reason:
                 raise ValueError("a metric result without a value needs a reason")
-        elif not 0.0 <= self.value <= 1.0:
+            return
+        value = float(self.value)
+        if not 0.0 <= value <= 1.0:  # also rejects NaN
             raise ValueError(f"metric value {self.value!r} is outside [0, 1]")
-        return self
+        self.value = value
 
     @classmethod
     def missing(cls, reason: str, **details: Any) -> MetricResult:

@@ -1,0 +1,109 @@
+"""Run-to-run comparison and pass@k over repeated trials.
+
+Samples of two runs are paired by task (the mean over repeats of a task on each side) or by
+trace id; each metric and the composite get B − A with a bootstrap CI and a paired permutation
+p-value. pass@k / pass^k treat a trial as a success when its composite (or a chosen metric)
+reaches a threshold.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any, Literal
+
+from agentgauge.stats import paired_comparison, pass_at_k, pass_hat_k
+from agentgauge.store import Store
+
+__all__ = ["compare_runs", "pass_k_table"]
+
+PairBy = Literal["task", "id"]
+
+
+def _grouped(store: Store, run_id: str, by: PairBy) -> dict[str, dict[str, list[float]]]:
+    """key -> metric -> values (composite included) of one run."""
+    out: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for row in store.iter_samples(run_id):
+        key = row["task_id"] if by == "task" else row["trace_id"]
+        values = {**row["metrics"], "composite": row["composite"]}
+        for name, value in values.items():
+            if value is not None:
+                out[key][name].append(value)
+    return out
+
+
+def compare_runs(
+    store: Store, run_a: str, run_b: str, *, by: PairBy = "task", alpha: float = 0.05
+) -> dict[str, Any]:
+    """Paired comparison of run B against run A, per metric and for the composite.
+
+    Args:
+        store: the store holding both runs.
+        run_a: the baseline run.
+        run_b: the candidate run.
+        by: pair samples by ``task`` id (repeats averaged) or by trace ``id``.
+        alpha: significance level of the verdicts.
+
+    Returns:
+        ``{"run_a", "run_b", "by", "metrics": {METRIC: {n, mean_a, mean_b, diff, ci_low,
+        ci_high, p_value, verdict}}, "only_in_a", "only_in_b"}``.
+    """
+    a_id, b_id = store.get_run(run_a).id, store.get_run(run_b).id
+    ga, gb = _grouped(store, a_id, by), _grouped(store, b_id, by)
+    shared = sorted(set(ga) & set(gb))
+    names = list(dict.fromkeys([*store.metric_names(a_id), *store.metric_names(b_id)]))
+    metrics: dict[str, Any] = {}
+    for name in [*names, "composite"]:
+        pairs = [
+            (sum(ga[k][name]) / len(ga[k][name]), sum(gb[k][name]) / len(gb[k][name]))
+            for k in shared
+            if ga[k].get(name) and gb[k].get(name)
+        ]
+        if not pairs:
+            continue
+        result = paired_comparison([p[0] for p in pairs], [p[1] for p in pairs])
+        verdict = "no significant difference"
+        if result.p_value is not None and result.p_value < alpha:
+            verdict = "B better" if result.diff > 0 else "B worse"
+        metrics[name] = {**result.as_dict(), "verdict": verdict}
+    return {
+        "run_a": a_id,
+        "run_b": b_id,
+        "by": by,
+        "alpha": alpha,
+        "metrics": metrics,
+        "only_in_a": len(set(ga) - set(gb)),
+        "only_in_b": len(set(gb) - set(ga)),
+    }
+
+
+def pass_k_table(
+    store: Store, run_id: str, ks: list[int], *, threshold: float, metric: str = "composite"
+) -> dict[str, Any]:
+    """pass@k and pass^k per run, averaged over tasks with at least k trials.
+
+    Args:
+        store: the results store.
+        run_id: a run with repeated trials of its tasks.
+        ks: the k values.
+        threshold: a trial succeeds when its value is at least this.
+        metric: ``composite`` or a metric name.
+    """
+    rid = store.get_run(run_id).id
+    trials: dict[str, list[bool]] = defaultdict(list)
+    for row in store.iter_samples(rid):
+        value = row["composite"] if metric == "composite" else row["metrics"].get(metric)
+        trials[row["task_id"]].append(value is not None and value >= threshold)
+    table: dict[str, dict[str, float | int | None]] = {}
+    for k in ks:
+        eligible = {t: v for t, v in trials.items() if len(v) >= k}
+        if not eligible:
+            table[str(k)] = {"tasks": 0, "pass_at_k": None, "pass_hat_k": None}
+            continue
+        at = [pass_at_k(len(v), sum(v), k) for v in eligible.values()]
+        hat = [pass_hat_k(len(v), sum(v), k) for v in eligible.values()]
+        table[str(k)] = {
+            "tasks": len(eligible),
+            "pass_at_k": sum(at) / len(at),
+            "pass_hat_k": sum(hat) / len(hat),
+        }
+    return {"run_id": rid, "metric": metric, "threshold": threshold, "k": table}

@@ -1,0 +1,88 @@
+import itertools
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from agentgauge.cli import app
+from agentgauge.config import Suite
+from agentgauge.engine import evaluate
+from agentgauge.metrics.base import MetricResult, metric
+from agentgauge.model import Task, Trace
+from agentgauge.report.compare import compare_runs, pass_k_table
+from agentgauge.stats import paired_comparison, pass_at_k, pass_hat_k
+
+
+@metric("cmp_quality")
+def _quality(trace: Trace) -> MetricResult:
+    return MetricResult(value=float(trace.output))  # type: ignore[arg-type]
+
+
+SUITE = Suite(name="cmp", metrics=["cmp_quality"], weights={"cmp_quality": 1.0})
+
+
+def test_pass_at_k_matches_enumeration() -> None:
+    # 5 trials, 2 successes: enumerate every 3-subset
+    outcomes = [True, True, False, False, False]
+    subsets = list(itertools.combinations(outcomes, 3))
+    assert pass_at_k(5, 2, 3) == pytest.approx(sum(any(s) for s in subsets) / len(subsets))
+    assert pass_hat_k(5, 2, 3) == 0.0
+    assert pass_hat_k(5, 4, 2) == pytest.approx(math.comb(4, 2) / math.comb(5, 2))
+    assert pass_at_k(5, 0, 1) == 0.0 and pass_at_k(5, 5, 1) == 1.0
+    with pytest.raises(ValueError):
+        pass_at_k(3, 1, 4)
+
+
+def test_paired_comparison_exact_small_sample() -> None:
+    a = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6]
+    b = [0.3, 0.45, 0.5, 0.65, 0.7, 0.8]
+    r = paired_comparison(a, b)
+    assert r.diff == pytest.approx(np.mean(np.subtract(b, a)))
+    # all 6 differences positive: of the 2^6 sign flips only all-plus and all-minus are as
+    # extreme, so the exact two-sided p-value is 2/64
+    assert r.p_value == pytest.approx(2 / 64)
+    assert r.ci_low > 0
+    same = paired_comparison(a, a)
+    assert same.diff == 0 and same.p_value == 1.0
+
+
+def test_compare_and_passk_on_stored_runs(tmp_path: Path) -> None:
+    rng = np.random.default_rng(3)
+    base = rng.uniform(0.2, 0.7, size=40)
+
+    def traces(shift: float, repeats: int) -> list[Trace]:
+        return [
+            Trace(
+                id=f"{t}-{r}",
+                task=Task(id=f"task{t}"),
+                output=float(min(1.0, base[t] + shift + 0.01 * r)),
+            )
+            for t in range(40)
+            for r in range(repeats)
+        ]
+
+    db = tmp_path / "c.db"
+    from agentgauge.store import Store
+
+    with Store(db) as store:
+        a = evaluate(traces(0.0, 2), SUITE, store=store, jobs=1, progress=False)
+        b = evaluate(traces(0.1, 2), SUITE, store=store, jobs=1, progress=False)
+        result = compare_runs(store, a, b)
+        comp = result["metrics"]["composite"]
+        assert comp["n"] == 40 and comp["diff"] == pytest.approx(0.1, abs=1e-9)
+        assert comp["verdict"] == "B better" and comp["p_value"] < 0.001
+        # per task: values base+0.0 and base+0.01 -> success at 0.5 iff base >= 0.5 (both)
+        # or 0.49 <= base < 0.5 (one of two)
+        table = pass_k_table(store, a, [1, 2], threshold=0.5)
+        n_both = int(np.sum(base >= 0.5))
+        n_one = int(np.sum((base >= 0.49) & (base < 0.5)))
+        assert table["k"]["1"]["pass_at_k"] == pytest.approx((n_both + 0.5 * n_one) / 40)
+        assert table["k"]["2"]["pass_hat_k"] == pytest.approx(n_both / 40)
+    out = CliRunner().invoke(app, ["compare", a, b, "--db", str(db)])
+    assert out.exit_code == 0 and "B better" in out.output
+    worse = CliRunner().invoke(app, ["compare", b, a, "--db", str(db), "--fail-if-worse"])
+    assert worse.exit_code == 1
+    pk = CliRunner().invoke(app, ["passk", a, "--k", "1,2", "--threshold", "0.5", "--db", str(db)])
+    assert pk.exit_code == 0 and "pass@k" in pk.output
