@@ -229,3 +229,30 @@ def test_usage_errors(shared_data: Path, tmp_path: Path) -> None:
     not_peerread = runner.invoke(app, ["review", "baseline", "--peerread", str(tmp_path)])
     assert not_peerread.exit_code == 2
     assert "reviews" in not_peerread.output
+
+
+def test_evaluate_with_a_suite_file(shared_data: Path, tmp_path: Path) -> None:
+    # Tier 2 weighs nothing and time weighs double: the first line is fully covered and its
+    # composite is (2·time + 1 + coordination + tool + 1) / 6.
+    gen, _ = _gen_file(tmp_path, shared_data)
+    suite = tmp_path / "suite.toml"
+    suite.write_text(
+        'extends = "review"\n[weights]\nplanning_rational = 0.0\ntime_taken = 2.0\n'
+        "task_success = 1.0\ncoordination_quality = 1.0\ntool_efficiency = 1.0\n"
+        "output_similarity = 1.0\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "out.json"
+    args = ["evaluate", "--reviews", str(gen), "--peerread", str(shared_data / "peerread")]
+    _run(*args, "--suite", str(suite), "--json", str(out), "--db", str(tmp_path / "r.db"))
+    doc = json.loads(out.read_text())
+    first = doc["samples"][0]
+    assert first["coverage"] == pytest.approx(1.0)
+    expected = (2 * TIME_TAKEN + 1.0 + COORDINATION + TOOL_EFFICIENCY + 1.0) / 6
+    assert first["composite"] == pytest.approx(expected, abs=1e-5)
+    assert doc["config"]["suite"]["options"]["output_similarity"]["model"] == "all-MiniLM-L6-v2"
+    bad = tmp_path / "bad.toml"
+    bad.write_text('extends = "review"\n[weights]\nnot_a_metric = 1.0\n', encoding="utf-8")
+    result = runner.invoke(app, ["review", *args, "--suite", str(bad)])
+    assert result.exit_code == 2
+    assert "not_a_metric" in result.output
