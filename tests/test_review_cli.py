@@ -12,20 +12,14 @@ import pytest
 from typer.testing import CliRunner
 
 from agentgauge.cli import app
+from agentgauge.config import BUILTIN_SUITES
 from agentgauge.review.loader import read_paper_file
 from agentgauge.store import Store
 from judge_server import CONSTRUCTIVE_VALUE, PLANNING_VALUE, TECHNICAL_VALUE, judge_server
 
 runner = CliRunner()
 
-SIX = (
-    "time_taken",
-    "task_success",
-    "coordination_quality",
-    "tool_efficiency",
-    "planning_rational",
-    "output_similarity",
-)
+SIX = BUILTIN_SUITES["review"]["metrics"]
 
 # A two-agent trace. Tool calls get_paper, get_paper, save_review: the tool graph has
 # get_paper→get_paper and get_paper→save_review, shortest get_paper ⇝ save_review is 2 calls of

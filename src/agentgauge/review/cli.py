@@ -65,8 +65,20 @@ def _review_suite(
     """The suite with the command line's judge and text model applied.
 
     With a judge, the review-quality judges are reported beside the composite (weight 0
-    unless the suite weighs them) and their verdicts are cached in the store's file.
+    unless the suite weighs them) and their verdicts are cached in the store's file. A suite
+    that cannot be loaded is a usage error naming the key at fault.
     """
+    from agentgauge.config import SuiteError
+
+    try:
+        return _apply_options(ref, judge=judge, judge_url=judge_url, text_model=text_model, db=db)
+    except SuiteError as exc:
+        raise _usage_error(str(exc)) from None
+
+
+def _apply_options(
+    ref: str, *, judge: str | None, judge_url: str | None, text_model: str | None, db: Path
+) -> Suite:
     from agentgauge.config import SuiteError, load_suite
     from agentgauge.review.judge_client import JudgeSettings
     from agentgauge.review.pipeline import TIERS
@@ -252,18 +264,12 @@ def evaluate_reviews(
     Each line of --reviews is {"paper_id", "review", "scores"?, "duration_s"?, "trace"?}; a bad
     line is reported with its file, line and field, and the run goes on.
     """
-    from agentgauge.config import SuiteError
     from agentgauge.model import Trace
     from agentgauge.review.pipeline import PaperIndex, read_generated
 
     if not reviews.is_file():
         raise _usage_error(f"--reviews: no such file: {reviews}")
-    try:
-        chosen = _review_suite(
-            suite, judge=judge, judge_url=judge_url, text_model=text_model, db=db
-        )
-    except SuiteError as exc:
-        raise _usage_error(str(exc)) from None
+    chosen = _review_suite(suite, judge=judge, judge_url=judge_url, text_model=text_model, db=db)
     papers, paper_errors = _read_papers(peerread)
     items: list[Trace | ReadError] = [*paper_errors, *read_generated(reviews, PaperIndex(papers))]
     traces = [i for i in items if isinstance(i, Trace)]
@@ -309,15 +315,9 @@ def baseline(
 ) -> None:
     """The human baseline: each human review scored as the generated one against the other
     reviews of its paper (leave-one-out), through the whole pipeline."""
-    from agentgauge.config import SuiteError
     from agentgauge.review.pipeline import baseline_traces
 
-    try:
-        chosen = _review_suite(
-            suite, judge=judge, judge_url=judge_url, text_model=text_model, db=db
-        )
-    except SuiteError as exc:
-        raise _usage_error(str(exc)) from None
+    chosen = _review_suite(suite, judge=judge, judge_url=judge_url, text_model=text_model, db=db)
     papers, paper_errors = _read_papers(peerread)
     eligible = [p for p in papers if len(p.to_task().references) >= 2]
     chosen_papers = eligible[:limit] if limit is not None else eligible
