@@ -21,6 +21,7 @@ per-reference scores are in ``details``.
 from __future__ import annotations
 
 import csv
+import hashlib
 import math
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -277,6 +278,7 @@ class BertScorer:
         if not 0 <= layers <= total:
             raise ValueError(f"num_layers must be in [0, {total}] for {model!r}, got {layers}")
         self.num_layers = layers
+        self._truncated = _drop_layers_above(self._model, layers)
         self.batch_size = batch_size
         limits = [int(self._tokenizer.model_max_length)]
         if getattr(config, "max_position_embeddings", None):
@@ -314,11 +316,16 @@ class BertScorer:
                 for row, text in enumerate(batch):
                     ids[row, : len(encoded[text])] = torch.tensor(encoded[text])
                     mask[row, : len(encoded[text])] = 1
-                hidden = self._model(
+                output = self._model(
                     input_ids=ids.to(self.device),
                     attention_mask=mask.to(self.device),
-                    output_hidden_states=True,
-                ).hidden_states[self.num_layers]
+                    output_hidden_states=not self._truncated,
+                )
+                hidden = (
+                    output.last_hidden_state
+                    if self._truncated
+                    else output.hidden_states[self.num_layers]
+                )
                 hidden = hidden / hidden.norm(dim=-1, keepdim=True)
                 for row, text in enumerate(batch):
                     n = len(encoded[text])
@@ -398,6 +405,21 @@ class BertScorer:
         return (precision, recall, f1)
 
 
+def _drop_layers_above(model: Any, layers: int) -> bool:
+    """Drop the transformer layers above ``layers`` (BERT-like ``encoder.layer``, DistilBERT's
+    ``transformer.layer``), as bert-score does, so that no unused layer is computed. Returns
+    False for other architectures, which keep their layers (the layer is then read from the
+    hidden states)."""
+    import torch
+
+    for owner in (getattr(model, "encoder", None), getattr(model, "transformer", None)):
+        stack = getattr(owner, "layer", None)
+        if isinstance(stack, torch.nn.ModuleList):
+            owner.layer = torch.nn.ModuleList(list(stack)[:layers])  # type: ignore[union-attr]
+            return True
+    return False
+
+
 _SCORERS: dict[tuple[str, int | None, int, str | None], BertScorer] = {}
 
 
@@ -444,7 +466,7 @@ def read_baseline(path: str | Path, num_layers: int) -> float:
     try:
         return float(rows[num_layers]["F"])
     except (KeyError, TypeError, ValueError):
-        raise ValueError(f"{path}: row {num_layers + 2}: field 'F' is not a number") from None
+        raise ValueError(f"{path}: line {num_layers + 2}: field 'F' is not a number") from None
 
 
 # --- from a Trace to the similarities -------------------------------------------------------
@@ -502,7 +524,7 @@ class TextSimilarity:
             "reference": self.best,
             "n_references": len(self.per_reference),
             "selected_by": self.selected_by,
-            "per_reference": self.per_reference,
+            "per_reference": [dict(row) for row in self.per_reference],
         }
         if self.semantic_error:
             out["semantic_error"] = self.semantic_error
@@ -526,7 +548,15 @@ class SimilarityOptions:
 
 
 _SEMANTIC_CACHE: OrderedDict[tuple[Any, ...], tuple[float, float, float]] = OrderedDict()
-_SEMANTIC_CACHE_SIZE = 100_000
+_SEMANTIC_CACHE_SIZE = 50_000  # entries of about 200 bytes: texts are keyed by their digest
+
+
+def _digest(*texts: str) -> bytes:
+    hasher = hashlib.blake2b(digest_size=16)
+    for text in texts:
+        hasher.update(text.encode("utf-8"))
+        hasher.update(b"\x00")
+    return hasher.digest()
 
 
 def _semantic_scores(
@@ -535,7 +565,10 @@ def _semantic_scores(
     """Raw BERTScore of (candidate, reference, reference set) jobs, memoised per process so that
     the Tier 1 metrics of one batch share one model pass."""
     scorer_key = (options.model, options.num_layers, options.idf)
-    keys = [(scorer_key, c, r, refs if options.idf else ()) for c, r, refs in jobs]
+    keys = [
+        (scorer_key, _digest(c), _digest(r), _digest(*refs) if options.idf else b"")
+        for c, r, refs in jobs
+    ]
     todo = [i for i, k in enumerate(keys) if k not in _SEMANTIC_CACHE]
     if todo:
         scorer = get_bert_scorer(
