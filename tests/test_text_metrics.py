@@ -12,6 +12,8 @@ from typing import Any
 import numpy as np
 import pytest
 
+from agentgauge.config import Suite
+from agentgauge.engine import score_traces
 from agentgauge.metrics.base import MetricResult, create_metric
 from agentgauge.metrics.text import (
     cosine_similarities,
@@ -305,3 +307,48 @@ def test_results_are_valid_metric_results(test_papers: list[list[str]]) -> None:
     result = create_metric("semantic", TEXT_OPTIONS).score(_trace("", test_papers[0]))
     assert isinstance(result, MetricResult)
     assert result.value == 0.0  # an empty review scores 0, as bert-score does
+
+
+REFERENCE_METRICS = ["cosine", "jaccard", "semantic", "output_similarity", "task_success"]
+
+
+def test_the_metrics_of_a_batch_share_one_embedding_pass(
+    test_papers: list[list[str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    scorer = get_bert_scorer(MODEL, num_layers=LAYERS)
+    embed = scorer.embed
+    calls: list[int] = []
+
+    def counting_embed(texts: list[str]) -> Any:
+        calls.append(len(texts))
+        return embed(texts)
+
+    monkeypatch.setattr(scorer, "embed", counting_embed)
+    # a fresh review text, so that nothing comes from an earlier test's cache
+    traces = [_trace(test_papers[i][0] + " (shared pass)", test_papers[i + 1]) for i in range(2)]
+
+    for name in REFERENCE_METRICS:
+        create_metric(name, TEXT_OPTIONS).score_batch(traces)  # type: ignore[attr-defined]
+
+    assert len(calls) == 1
+
+
+def test_the_engine_scores_tier_1_with_its_composite(test_papers: list[list[str]]) -> None:
+    names = [*REFERENCE_METRICS, "time_taken"]
+    suite = Suite(
+        name="tier1",
+        metrics=names,
+        weights={"output_similarity": 1.0, "time_taken": 1.0},
+        options={name: TEXT_OPTIONS for name in REFERENCE_METRICS},
+    )
+    traces = [_trace(test_papers[0][0], test_papers[1], duration_s=30.0)]
+
+    (sample,) = score_traces(traces, suite)
+
+    similarity = sample.values["output_similarity"]
+    assert similarity is not None
+    assert sample.values["time_taken"] == pytest.approx(1 / (1 + math.log(30)))
+    assert sample.composite == pytest.approx((similarity + 1 / (1 + math.log(30))) / 2)
+    assert sample.values["task_success"] == (1.0 if similarity >= 0.8 else 0.0)
+    best = sample.details["cosine"]["reference"]
+    assert all(sample.details[n]["reference"] == best for n in REFERENCE_METRICS)
