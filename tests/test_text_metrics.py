@@ -296,6 +296,21 @@ def test_a_model_that_cannot_load_leaves_semantic_none(tmp_path: Path) -> None:
     assert cosine.details["reference"] == 0
 
 
+def test_an_unreadable_baseline_file_leaves_semantic_none(
+    test_papers: list[list[str]], tmp_path: Path
+) -> None:
+    bad = tmp_path / "baseline.csv"
+    bad.write_text("LAYER,P,R,F\n0,0.1,0.2,oops\n", encoding="utf-8")
+    trace = _trace(test_papers[0][0], test_papers[1])
+
+    result = create_metric("semantic", {**TEXT_OPTIONS, "baseline_file": str(bad)}).score(trace)
+
+    assert result.value is None
+    assert "no row for layer 6" in (result.reason or "")
+    with pytest.raises(ValueError, match="line 2: field 'F' is not a number"):
+        read_baseline(bad, 0)
+
+
 def test_bad_options_are_refused() -> None:
     with pytest.raises(ValueError, match="sum to 1"):
         create_metric("cosine", {"semantic_weight": 0.9})

@@ -593,15 +593,6 @@ def _semantic_scores(
     return [_SEMANTIC_CACHE[k] for k in keys]
 
 
-def _rescale(f1: float, options: SimilarityOptions, layers: int) -> float:
-    baseline = options.baseline
-    if options.baseline_file is not None:
-        baseline = read_baseline(options.baseline_file, layers)
-    if baseline is None:
-        return f1
-    return (f1 - baseline) / (1.0 - baseline)
-
-
 def compare_traces(
     traces: Sequence[Trace], options: SimilarityOptions
 ) -> list[TextSimilarity | MetricResult]:
@@ -631,18 +622,20 @@ def compare_traces(
     ]
     semantic: list[tuple[float, float, float]] | None = None
     semantic_error: str | None = None
-    layers = 0
+    baseline = options.baseline
     if jobs:
         try:
             semantic = _semantic_scores(options, jobs)
-            layers = get_bert_scorer(
-                options.model,
-                num_layers=options.num_layers,
-                batch_size=options.batch_size,
-                device=options.device,
-            ).num_layers
+            if options.baseline_file is not None:
+                layers = get_bert_scorer(
+                    options.model,
+                    num_layers=options.num_layers,
+                    batch_size=options.batch_size,
+                    device=options.device,
+                ).num_layers
+                baseline = read_baseline(options.baseline_file, layers)
         except (OSError, ValueError, ImportError, RuntimeError) as exc:
-            semantic_error = f"BERTScore with {options.model!r} failed: {exc}"
+            semantic, semantic_error = None, f"BERTScore with {options.model!r} failed: {exc}"
     out: list[TextSimilarity | MetricResult] = []
     position = 0
     for item in prepared:
@@ -657,7 +650,7 @@ def compare_traces(
             row: dict[str, float | None] = {"cosine": cosine, "jaccard": jaccard}
             if semantic is not None:
                 precision, recall, f1 = semantic[position]
-                rescaled = _rescale(f1, options, layers)
+                rescaled = f1 if baseline is None else (f1 - baseline) / (1.0 - baseline)
                 row.update(
                     semantic=rescaled,
                     semantic_raw=f1,
