@@ -14,6 +14,7 @@ import pytest
 
 from agentgauge.config import Suite
 from agentgauge.engine import score_traces
+from agentgauge.metrics import text as text_module
 from agentgauge.metrics.base import MetricResult, create_metric
 from agentgauge.metrics.text import (
     cosine_similarities,
@@ -367,3 +368,23 @@ def test_the_engine_scores_tier_1_with_its_composite(test_papers: list[list[str]
     assert sample.values["task_success"] == (1.0 if similarity >= 0.8 else 0.0)
     best = sample.details["cosine"]["reference"]
     assert all(sample.details[n]["reference"] == best for n in REFERENCE_METRICS)
+
+
+def test_a_batch_larger_than_the_cache_is_still_scored(
+    test_papers: list[list[str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(text_module, "_SEMANTIC_CACHE_SIZE", 1)
+    references = next(r for r in test_papers if len(r) == 3)
+    trace = _trace(test_papers[0][0] + " (small cache)", references)
+
+    result = create_metric("semantic", TEXT_OPTIONS).score(trace)
+
+    expected = [
+        f1
+        for _, _, f1 in get_bert_scorer(MODEL, num_layers=LAYERS).score(
+            [trace.output] * 3,
+            references,  # type: ignore[list-item]
+        )
+    ]
+    assert [r["semantic"] for r in result.details["per_reference"]] == pytest.approx(expected)
+    assert len(text_module._SEMANTIC_CACHE) == 1

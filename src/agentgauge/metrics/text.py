@@ -569,7 +569,8 @@ def _semantic_scores(
         (scorer_key, _digest(c), _digest(r), _digest(*refs) if options.idf else b"")
         for c, r, refs in jobs
     ]
-    todo = [i for i, k in enumerate(keys) if k not in _SEMANTIC_CACHE]
+    found = {k: _SEMANTIC_CACHE[k] for k in keys if k in _SEMANTIC_CACHE}
+    todo = [i for i, k in enumerate(keys) if k not in found]
     if todo:
         scorer = get_bert_scorer(
             options.model,
@@ -587,10 +588,11 @@ def _semantic_scores(
                 if refs not in idf_by_refs:
                     idf_by_refs[refs] = scorer.idf_weights(list(refs))
                 idf = idf_by_refs[refs]
-            _SEMANTIC_CACHE[keys[i]] = scorer.match(embedded[candidate], embedded[reference], idf)
+            found[keys[i]] = scorer.match(embedded[candidate], embedded[reference], idf)
+            _SEMANTIC_CACHE[keys[i]] = found[keys[i]]
         while len(_SEMANTIC_CACHE) > _SEMANTIC_CACHE_SIZE:
             _SEMANTIC_CACHE.popitem(last=False)
-    return [_SEMANTIC_CACHE[k] for k in keys]
+    return [found[k] for k in keys]
 
 
 def compare_traces(
