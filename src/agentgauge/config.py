@@ -12,6 +12,8 @@ A suite is built in (``behavior``, ``toolcall``, ``review``) or read from a TOML
     accept = 0.85
     [options.efficiency]
     max_steps_ref = 30
+    [judge]                              # optional: settings shared by the LLM judges
+    model = "openai:gpt-4o-mini"
 
 Unknown keys, metrics, weights or options are load-time errors that name the key.
 """
@@ -31,6 +33,8 @@ from agentgauge.metrics.base import (
     create_metric,
     get_metric_info,
 )
+from agentgauge.metrics.judge import JUDGE_METRICS
+from agentgauge.review.judge_client import JudgeSettings
 from agentgauge.scoring import Thresholds
 
 __all__ = ["BUILTIN_SUITES", "Suite", "SuiteError", "load_suite"]
@@ -49,6 +53,7 @@ class Suite(BaseModel):
         weights: metric -> weight of the composite; metrics absent here weigh 0.
         options: metric -> keyword options of that metric.
         thresholds: recommendation and band cut-offs.
+        judge: settings shared by the LLM-judge metrics, merged under each one's options.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -58,6 +63,7 @@ class Suite(BaseModel):
     weights: dict[str, float] = Field(default_factory=dict)
     options: dict[str, dict[str, Any]] = Field(default_factory=dict)
     thresholds: Thresholds = Field(default_factory=Thresholds)
+    judge: JudgeSettings | None = None
 
     def validate_names(self, origin: str = "suite") -> None:
         """Check every metric, weight and option key; raise :class:`SuiteError` naming it."""
@@ -92,8 +98,11 @@ class Suite(BaseModel):
         """Instantiate the suite's metrics with their options."""
         built = []
         for name in self.metrics:
+            options = self.options.get(name)
+            if self.judge is not None and name in JUDGE_METRICS:
+                options = {**self.judge.model_dump(exclude_unset=True), **(options or {})}
             try:
-                built.append(create_metric(name, self.options.get(name)))
+                built.append(create_metric(name, options))
             except MetricOptionError as exc:
                 raise SuiteError(f"suite {self.name!r}: {exc}") from None
         return built

@@ -1,8 +1,13 @@
 """Built-in metrics. Importing this package registers them; heavy libraries (torch, judges)
 are imported lazily inside the metrics that need them."""
 
-import agentgauge.metrics.toolcall  # noqa: F401
-from agentgauge.metrics import behavior  # noqa: F401
+from agentgauge.metrics import (
+    behavior,  # noqa: F401
+    graph,  # noqa: F401
+    judge,  # noqa: F401
+    text,  # noqa: F401
+    toolcall,  # noqa: F401
+)
 from agentgauge.metrics.base import (
     BatchMetric,
     Metric,

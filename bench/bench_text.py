@@ -1,0 +1,157 @@
+"""Tier 1 throughput on all ACL 2017 review pairs, side by side with the reference libraries.
+
+Pairs: every human review of a paper against every other review of the same paper (ordered
+pairs, all splits). Cosine: the batched TF-IDF cosine against fitting scikit-learn's
+TfidfVectorizer per pair. Semantic: our BERTScore against the ``bert-score`` package on the same
+model and layer (the packaged all-MiniLM-L6-v2 by default, so it runs offline). Model loading is
+timed apart from scoring; every run checks that the numbers agree.
+
+    PYTHONPATH=src python bench/bench_text.py [--peerread DIR] [--model M] [--num-layers L]
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import math
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar
+
+import numpy as np
+from rich.console import Console
+from rich.table import Table
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+from agentgauge.metrics.text import (
+    BertScorer,
+    cosine_similarities,
+    cosine_similarity_pair,
+    resolve_model,
+)
+from agentgauge.review.loader import PeerReadPaper, iter_peerread
+
+T = TypeVar("T")
+DEFAULT_PEERREAD = Path(__file__).resolve().parents[2] / "shared" / "data" / "peerread"
+
+
+def review_pairs(peerread: Path) -> list[tuple[str, str]]:
+    """Ordered pairs of distinct human reviews of the same ACL 2017 paper."""
+    pairs: list[tuple[str, str]] = []
+    for item in iter_peerread(peerread, venues=["acl_2017"]):
+        if isinstance(item, PeerReadPaper):
+            pairs.extend(itertools.permutations(item.to_task().references, 2))
+    return pairs
+
+
+def _timed(fn: Callable[[], T], repeats: int = 1) -> tuple[T, float]:
+    """The result and the best wall time of ``repeats`` runs (the machine may be shared)."""
+    best = math.inf
+    for _ in range(repeats):
+        start = time.perf_counter()
+        result = fn()
+        best = min(best, time.perf_counter() - start)
+    return result, best
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--peerread", type=Path, default=DEFAULT_PEERREAD)
+    parser.add_argument("--model", default="all-MiniLM-L6-v2")
+    parser.add_argument("--num-layers", type=int, default=6)
+    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--repeats", type=int, default=2, help="best of N timed runs")
+    args = parser.parse_args()
+    if args.repeats < 1:
+        parser.error("--repeats must be >= 1")
+
+    # import the libraries before timing, so that no row pays for an import
+    import bert_score
+    import sklearn.feature_extraction.text
+    import sklearn.metrics.pairwise
+    import torch
+    import transformers
+
+    # and load the model once untimed, so that neither timed load pays the first read
+    transformers.AutoModel.from_pretrained(resolve_model(args.model))
+    del sklearn
+
+    pairs = review_pairs(args.peerread)
+    cands, refs = [a for a, _ in pairs], [b for _, b in pairs]
+    distinct = len(set(cands) | set(refs))
+    console = Console()
+    console.print(
+        f"{len(pairs)} ordered review pairs ({distinct} distinct reviews), ACL 2017; "
+        f"torch threads {torch.get_num_threads()}, model {args.model} layer {args.num_layers}, "
+        f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
+    )
+
+    r = args.repeats
+    batched, t_batched = _timed(lambda: cosine_similarities(pairs), r)
+    per_pair, t_per_pair = _timed(lambda: [cosine_similarity_pair(a, b) for a, b in pairs], r)
+    cos_delta = float(np.abs(np.asarray(batched) - np.asarray(per_pair)).max())
+
+    ours_scorer, t_ours_load = _timed(
+        lambda: BertScorer(args.model, num_layers=args.num_layers, batch_size=args.batch_size)
+    )
+    ref_scorer, t_ref_load = _timed(
+        lambda: bert_score.BERTScorer(
+            model_type=resolve_model(args.model),
+            num_layers=args.num_layers,
+            batch_size=args.batch_size,
+        )
+    )
+    # interleaved rounds, so that a change in the machine's load hits both alike
+    t_ours = t_ref = math.inf
+    for _ in range(r):
+        ours, t = _timed(lambda: ours_scorer.score(cands, refs))
+        t_ours = min(t_ours, t)
+        reference, t = _timed(lambda: ref_scorer.score(cands, refs))
+        t_ref = min(t_ref, t)
+    ours_f1 = np.array([f for _, _, f in ours])
+    sem_delta = float(np.abs(ours_f1 - reference[2].numpy()).max())
+
+    table = Table(title=f"Tier 1 on all ACL 2017 review pairs (best of {r})")
+    for column in ("metric", "implementation", "load s", "score s", "pairs/s", "max |Δ|"):
+        table.add_column(
+            column, justify="left" if column in ("metric", "implementation") else "right"
+        )
+    n = len(pairs)
+    table.add_row(
+        "cosine",
+        "agentgauge batched",
+        "-",
+        f"{t_batched:.2f}",
+        f"{n / t_batched:,.0f}",
+        f"{cos_delta:.1e}",
+    )
+    table.add_row(
+        "cosine", "scikit-learn per pair", "-", f"{t_per_pair:.2f}", f"{n / t_per_pair:,.0f}", "ref"
+    )
+    table.add_row(
+        "semantic",
+        "agentgauge BertScorer",
+        f"{t_ours_load:.2f}",
+        f"{t_ours:.2f}",
+        f"{n / t_ours:,.1f}",
+        f"{sem_delta:.1e}",
+    )
+    table.add_row(
+        "semantic",
+        "bert-score 0.3.13",
+        f"{t_ref_load:.2f}",
+        f"{t_ref:.2f}",
+        f"{n / t_ref:,.1f}",
+        "ref",
+    )
+    console.print(table)
+    if cos_delta >= 1e-9 or sem_delta >= 1e-4:
+        raise SystemExit(f"disagreement: cosine {cos_delta:.2e}, semantic {sem_delta:.2e}")
+
+
+if __name__ == "__main__":
+    main()

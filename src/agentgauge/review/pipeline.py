@@ -1,0 +1,413 @@
+"""The review domain end to end: from PeerRead papers and generated reviews to Traces, and from
+scored samples back to per-paper figures and aspect agreement.
+
+A generated review becomes one :class:`~agentgauge.model.Trace` following the convention of
+``docs/review_text.md``: its task is :meth:`PeerReadPaper.to_task` of its paper (the paper in
+``input``, the human reviews in ``references``, their aspect scores in
+``metadata["human_scores"]``) and its ``output`` is ``{"review": text, "scores": {...}}``. When
+the generated line carries the agent's own trace, that trace's steps, timing and usage are kept
+(Tier 3 and the planning judge read them) and its task contributes what the agent was meant to
+do (``tools``, ``expected_calls``, ``reference_trajectory``, ``optimal_tools``).
+
+The **human baseline** evaluates each human review as if it were generated, against the other
+reviews of its paper (leave-one-out), through the same metrics; papers with fewer than two
+distinct human reviews have nothing to compare and are skipped.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from agentgauge.io.jsonl import RawLine, ReadError, _field_path, iter_raw_lines
+from agentgauge.metrics.judge import JUDGE_METRICS
+from agentgauge.model import Task, Trace
+from agentgauge.review.agreement import AspectAgreement, ScoredReview, agreement_table
+from agentgauge.review.loader import ASPECTS, PeerReadPaper
+from agentgauge.scoring import Thresholds, recommendation
+
+__all__ = [
+    "TIERS",
+    "GeneratedReview",
+    "PaperIndex",
+    "baseline_traces",
+    "generated_scores",
+    "parse_generated_line",
+    "per_paper",
+    "read_generated",
+    "review_agreement",
+    "review_trace",
+    "tier_status",
+]
+
+TIERS: dict[str, tuple[str, frozenset[str]]] = {
+    "tier1": (
+        "text similarity, time and task success",
+        frozenset(
+            {"time_taken", "task_success", "output_similarity", "cosine", "jaccard", "semantic"}
+        ),
+    ),
+    "tier2": ("LLM judges", JUDGE_METRICS),
+    "tier3": (
+        "graph metrics over the agent's trace",
+        frozenset(
+            {
+                "coordination_quality",
+                "tool_efficiency",
+                "path_convergence",
+                "tool_selection_accuracy",
+                "communication_overhead",
+                "coordination_centrality",
+                "task_distribution_balance",
+            }
+        ),
+    ),
+}
+"""The review evaluation's tiers: ``{key: (title, metric names)}``."""
+
+_SCORE_RANGE = (1.0, 5.0)
+# what the agent was meant to do comes from its own trace's task; the paper gives the rest
+_AGENT_TASK_FIELDS = ("tools", "expected_calls", "reference_trajectory", "optimal_tools")
+
+
+class GeneratedReview(BaseModel):
+    """One line of a generated-reviews file (``GEN.jsonl``).
+
+    Args:
+        paper_id: the paper: its PeerRead id (``"104"``) when that is unique among the papers
+            read, else ``"<venue>/<split>/<id>"`` (the task id).
+        review: the review text.
+        scores: PeerRead aspect scores on the 1–5 scale (``RECOMMENDATION``, ``ORIGINALITY``...).
+        duration_s: the time the agent took, in seconds (overrides the trace's).
+        trace: the agent's trace (steps, timing, usage) for Tier 3 and the planning judge.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    paper_id: str | int
+    review: str
+    scores: dict[str, float] | None = None
+    duration_s: float | None = Field(default=None, ge=0)
+    trace: Trace | None = None
+
+    @field_validator("scores", mode="before")
+    @classmethod
+    def _check_scores(cls, value: Any) -> Any:
+        if not isinstance(value, dict):
+            return value
+        for aspect, score in value.items():
+            if aspect not in ASPECTS:
+                raise ValueError(f"unknown aspect {aspect!r}; PeerRead's: {', '.join(ASPECTS)}")
+            if isinstance(score, bool) or not isinstance(score, int | float):
+                raise ValueError(f"{aspect}: expected a number, got {score!r}")
+            lo, hi = _SCORE_RANGE
+            if not (math.isfinite(score) and lo <= score <= hi):
+                raise ValueError(f"{aspect}: {score!r} is outside PeerRead's {lo:g}–{hi:g} scale")
+        return value
+
+
+class PaperIndex:
+    """Papers by task id (``venue/split/id``) and by bare PeerRead id.
+
+    Args:
+        papers: the papers read from PeerRead.
+    """
+
+    def __init__(self, papers: Iterable[PeerReadPaper]) -> None:
+        self._by_task: dict[str, PeerReadPaper] = {}
+        self._by_id: dict[str, list[PeerReadPaper]] = defaultdict(list)
+        for paper in papers:
+            self._by_task[_task_id(paper)] = paper
+            self._by_id[paper.paper_id].append(paper)
+
+    def __len__(self) -> int:
+        return len(self._by_task)
+
+    def resolve(self, ref: str) -> PeerReadPaper:
+        """The paper named ``ref``.
+
+        Args:
+            ref: a task id ``venue/split/id`` or a bare PeerRead id.
+
+        Raises:
+            KeyError: naming the paper when it is unknown or its bare id is ambiguous.
+        """
+        if ref in self._by_task:
+            return self._by_task[ref]
+        found = self._by_id.get(ref, [])
+        if len(found) == 1:
+            return found[0]
+        if found:
+            names = ", ".join(_task_id(p) for p in found)
+            raise KeyError(f"paper id {ref!r} is ambiguous ({names}); give venue/split/id")
+        raise KeyError(f"no paper {ref!r} among the {len(self)} PeerRead papers read")
+
+
+def _task_id(paper: PeerReadPaper) -> str:
+    return f"{paper.venue}/{paper.split}/{paper.paper_id}"
+
+
+def _output(review: str, scores: Mapping[str, float] | None) -> dict[str, Any]:
+    out: dict[str, Any] = {"review": review}
+    if scores:
+        out["scores"] = dict(scores)
+    return out
+
+
+def review_trace(
+    paper: PeerReadPaper,
+    review: str,
+    *,
+    trace_id: str,
+    scores: Mapping[str, float] | None = None,
+    duration_s: float | None = None,
+    agent_trace: Trace | None = None,
+) -> Trace:
+    """The Trace of one generated review of ``paper``.
+
+    Args:
+        paper: the reviewed paper.
+        review: the generated review text.
+        trace_id: the sample's id.
+        scores: the review's aspect scores (1–5).
+        duration_s: seconds the agent took; None keeps the agent trace's timing.
+        agent_trace: the agent's own trace, whose steps, timing, usage and agent are kept; its
+            original id goes to ``metadata["agent_trace_id"]``.
+    """
+    task = paper.to_task()
+    output = _output(review, scores)
+    if agent_trace is None:
+        return Trace(id=trace_id, task=task, output=output, duration_s=duration_s)
+    own = agent_trace.task
+    task = task.model_copy(update={f: getattr(own, f) for f in _AGENT_TASK_FIELDS})
+    update: dict[str, Any] = {
+        "id": trace_id,
+        "task": task,
+        "output": output,
+        "metadata": {**agent_trace.metadata, "agent_trace_id": agent_trace.id},
+    }
+    if duration_s is not None:
+        update["duration_s"] = duration_s
+    return agent_trace.model_copy(update=update)
+
+
+def parse_generated_line(raw: RawLine, papers: PaperIndex) -> Trace | ReadError:
+    """One ``GEN.jsonl`` line as a Trace, or a ReadError naming the file, line and field.
+
+    Args:
+        raw: the line.
+        papers: the PeerRead papers the reviews refer to.
+    """
+    try:
+        data = json.loads(raw.text)
+    except json.JSONDecodeError as exc:
+        return ReadError(
+            raw.source, raw.line, None, f"invalid JSON: {exc.msg} at column {exc.colno}"
+        )
+    if not isinstance(data, dict):
+        return ReadError(
+            raw.source, raw.line, None, f"expected a JSON object, got {type(data).__name__}"
+        )
+    try:
+        generated = GeneratedReview.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+        return ReadError(raw.source, raw.line, _field_path(err["loc"]), err["msg"] + more)
+    try:
+        paper = papers.resolve(str(generated.paper_id))
+    except KeyError as exc:
+        return ReadError(raw.source, raw.line, "paper_id", str(exc.args[0]))
+    return review_trace(
+        paper,
+        generated.review,
+        trace_id=f"{_task_id(paper)}#L{raw.line}",
+        scores=generated.scores,
+        duration_s=generated.duration_s,
+        agent_trace=generated.trace,
+    )
+
+
+def read_generated(path: str | Path, papers: PaperIndex) -> Iterator[Trace | ReadError]:
+    """Stream a ``GEN.jsonl`` file as Traces; bad lines come out as ReadError, reading goes on.
+
+    Args:
+        path: the file (``.gz`` accepted).
+        papers: the PeerRead papers the reviews refer to.
+    """
+    for raw in iter_raw_lines(path):
+        yield parse_generated_line(raw, papers)
+
+
+def baseline_traces(papers: Iterable[PeerReadPaper]) -> Iterator[Trace]:
+    """The leave-one-out human baseline: each human review against the paper's other reviews.
+
+    The held-out review is the output (with its aspect scores), the task's references and
+    ``metadata["human_scores"]`` are the remaining reviews, ``metadata["held_out"]`` is its
+    position among the paper's distinct human reviews. Papers with fewer than two distinct
+    human reviews yield nothing.
+
+    Args:
+        papers: the PeerRead papers.
+    """
+    for paper in papers:
+        task = paper.to_task()
+        references = task.references
+        scores = _human_scores(task)
+        if len(references) < 2:
+            continue
+        for i, review in enumerate(references):
+            others = [*references[:i], *references[i + 1 :]]
+            other_scores = [*scores[:i], *scores[i + 1 :]]
+            metadata = {**task.metadata, "human_scores": other_scores, "held_out": i}
+            held_out = task.model_copy(update={"references": others, "metadata": metadata})
+            yield Trace(
+                id=f"{task.id}#human{i}",
+                task=held_out,
+                output=_output(review, scores[i]),
+                agent="human reviewer",
+            )
+
+
+def _human_scores(task: Task) -> list[dict[str, float]]:
+    raw = task.metadata.get("human_scores")
+    if not isinstance(raw, list):
+        return []
+    return [
+        {k: float(v) for k, v in item.items() if isinstance(v, int | float)}
+        for item in raw
+        if isinstance(item, dict)
+    ]
+
+
+def generated_scores(trace: Trace) -> dict[str, float]:
+    """The aspect scores a trace's review carries (``output["scores"]``), else ``{}``.
+
+    Args:
+        trace: a review trace.
+    """
+    output = trace.output
+    if not isinstance(output, dict) or not isinstance(output.get("scores"), dict):
+        return {}
+    scores = output["scores"]
+    assert isinstance(scores, dict)
+    return {
+        k: float(v)
+        for k, v in scores.items()
+        if isinstance(v, int | float) and not isinstance(v, bool)
+    }
+
+
+def review_agreement(
+    traces: Iterable[Trace], papers: Iterable[PeerReadPaper]
+) -> list[AspectAgreement]:
+    """Aspect agreement of the traces' reviews with their papers' human reviewers, beside the
+    leave-one-out human ceiling over ``papers``.
+
+    Args:
+        traces: review traces (their ``output["scores"]`` against
+            ``task.metadata["human_scores"]``).
+        papers: the papers of the ceiling (those the traces review).
+    """
+    generated: list[ScoredReview] = [(generated_scores(t), _human_scores(t.task)) for t in traces]
+    ceiling = [_human_scores(p.to_task()) for p in papers]
+    return agreement_table(generated, ceiling)
+
+
+def _mean(values: Sequence[float | None]) -> float | None:
+    present = [v for v in values if v is not None]
+    return sum(present) / len(present) if present else None
+
+
+def per_paper(
+    samples: Sequence[Mapping[str, Any]], thresholds: Thresholds | None = None
+) -> list[dict[str, Any]]:
+    """Per-paper figures from the samples of a result document.
+
+    Args:
+        samples: the document's ``samples`` (``task_id``, ``metrics``, ``composite``,
+            ``coverage``); one paper is one task id.
+        thresholds: the suite's recommendation cut-offs.
+
+    Returns:
+        One entry per paper, in first-seen order: ``task_id``, ``n_samples``, the mean of each
+        metric and of the composite over the samples that have one, the mean coverage, and the
+        recommendation (label and weight) of the mean composite.
+    """
+    groups: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    for sample in samples:
+        groups[str(sample["task_id"])].append(sample)
+    out = []
+    for task_id, group in groups.items():
+        names = sorted({name for s in group for name in (s.get("metrics") or {})})
+        composite = _mean([s.get("composite") for s in group])
+        entry: dict[str, Any] = {
+            "task_id": task_id,
+            "n_samples": len(group),
+            "metrics": {n: _mean([(s.get("metrics") or {}).get(n) for s in group]) for n in names},
+            "composite": composite,
+            "coverage": _mean([s.get("coverage") for s in group]),
+            "recommendation": None,
+            "recommendation_weight": None,
+        }
+        if composite is not None:
+            label, weight = recommendation(composite, thresholds)
+            entry["recommendation"] = label
+            entry["recommendation_weight"] = weight
+        out.append(entry)
+    return out
+
+
+def tier_status(samples: Sequence[Mapping[str, Any]], metrics: Sequence[str]) -> dict[str, Any]:
+    """Which tiers were measured in a run, and why the others were not.
+
+    Args:
+        samples: the run's samples (``metrics``: name → value, ``reasons``: name → reason).
+        metrics: the suite's metric names.
+
+    Returns:
+        Per tier key: ``title``, the suite's ``metrics`` of that tier, ``measured`` (metric →
+        samples with a value), ``present`` (some metric of the tier has a value in some
+        sample), ``reasons`` (metric → the most frequent reason of its missing values) and a
+        one-line ``statement``.
+    """
+    out: dict[str, Any] = {}
+    for key, (title, names) in TIERS.items():
+        ours = [m for m in metrics if m in names]
+        measured = {
+            m: sum(1 for s in samples if (s.get("metrics") or {}).get(m) is not None) for m in ours
+        }
+        reasons = {}
+        for m in ours:
+            found = Counter(
+                (s.get("reasons") or {}).get(m) or "no value"
+                for s in samples
+                if (s.get("metrics") or {}).get(m) is None
+            )
+            if found:
+                reasons[m] = found.most_common(1)[0][0]
+        present = any(measured.values())
+        label = f"{key.replace('tier', 'Tier ')} ({title})"
+        if not ours:
+            statement = f"{label}: not in the suite"
+        elif present:
+            counts = ", ".join(f"{m} {n}/{len(samples)}" for m, n in measured.items())
+            statement = f"{label}: measured ({counts})"
+        else:
+            why = "; ".join(f"{m}: {r}" for m, r in reasons.items())
+            statement = f"{label} ABSENT: no sample has a value ({why})"
+        out[key] = {
+            "title": title,
+            "metrics": ours,
+            "measured": measured,
+            "present": present,
+            "reasons": reasons,
+            "statement": statement,
+        }
+    return out

@@ -1,0 +1,169 @@
+"""A chat-completions endpoint on 127.0.0.1 that answers like an OpenAI model judging.
+
+It speaks the protocol as pydantic-ai's ``OpenAIChatModel`` uses it for structured output: the
+request offers one ``final_result`` function tool whose JSON Schema is the verdict model, and
+the answer is an assistant message calling that tool with JSON arguments. A script of actions
+("ok", "500", "401", "sleep", "bad") shapes the next answers; every request (headers and body)
+is recorded. Used by ``tests/test_judge.py`` and ``bench/bench_judge.py``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+# Scripted verdicts, chosen by the criteria the request's tool schema asks for.
+VERDICTS: dict[str, dict[str, Any]] = {
+    "factual_correctness": {
+        "rationale": "Claims match the paper.",
+        "factual_correctness": 4,
+        "methodology_understanding": 3,
+        "domain_knowledge": 5,
+    },
+    "actionable_feedback": {
+        "rationale": "Some concrete suggestions.",
+        "actionable_feedback": 4,
+        "balanced_critique": 2,
+        "improvement_guidance": 5,
+    },
+    "logical_flow": {
+        "rationale": "Sensible order, one redundant search.",
+        "logical_flow": 5,
+        "decision_quality": 2,
+        "resource_efficiency": 4,
+    },
+}
+# (.5·4 + .3·3 + .2·5) / 5 ; (4 + 2 + 5) / 15 ; (.3·5 + .5·2 + .2·4) / 5
+TECHNICAL_VALUE = 3.9 / 5
+CONSTRUCTIVE_VALUE = 11 / 15
+PLANNING_VALUE = 3.3 / 5
+PROMPT_TOKENS, COMPLETION_TOKENS = 1000, 50
+
+
+@dataclass
+class JudgeServer:
+    """A chat-completions endpoint with a script of behaviours ("ok", "500", "sleep", "bad")."""
+
+    script: list[str] = field(default_factory=list)
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    in_flight: int = 0
+    max_in_flight: int = 0
+    delay_s: float = 0.0
+    error_body: str = '{"error": {"message": "internal error", "type": "server_error"}}'
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    port: int = 0
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def next_action(self) -> str:
+        with self.lock:
+            return self.script.pop(0) if self.script else "ok"
+
+
+def _handler(server: JudgeServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args: Any) -> None:
+            pass
+
+        def _send(self, status: int, payload: str, headers: dict[str, str] | None = None) -> None:
+            data = payload.encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            for key, value in (headers or {}).items():
+                self.send_header(key, value)
+            self.end_headers()
+            with contextlib.suppress(BrokenPipeError):  # the client gave up (timeout test)
+                self.wfile.write(data)
+
+        def do_POST(self) -> None:
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            with server.lock:
+                server.requests.append(
+                    {
+                        "path": self.path,
+                        "authorization": self.headers.get("Authorization"),
+                        "body": body,
+                    }
+                )
+                server.in_flight += 1
+                server.max_in_flight = max(server.max_in_flight, server.in_flight)
+            try:
+                self._answer(body)
+            finally:
+                with server.lock:
+                    server.in_flight -= 1
+
+        def _answer(self, body: dict[str, Any]) -> None:
+            action = server.next_action()
+            if server.delay_s:
+                time.sleep(server.delay_s)
+            if action == "500":
+                self._send(500, server.error_body, {"retry-after-ms": "1"})
+                return
+            if action == "401":
+                self._send(401, server.error_body)
+                return
+            if action == "sleep":
+                time.sleep(1.0)
+            tool = body["tools"][0]["function"]
+            criteria = tool["parameters"]["properties"]
+            verdict = next(v for k, v in VERDICTS.items() if k in criteria)
+            if action == "bad":
+                verdict = {**verdict, next(iter(k for k in verdict if k != "rationale")): 9}
+            message = {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": f"call_{len(server.requests)}",
+                        "type": "function",
+                        "function": {"name": tool["name"], "arguments": json.dumps(verdict)},
+                    }
+                ],
+            }
+            self._send(
+                200,
+                json.dumps(
+                    {
+                        "id": "chatcmpl-test",
+                        "object": "chat.completion",
+                        "created": 0,
+                        "model": body["model"],
+                        "choices": [
+                            {"index": 0, "finish_reason": "tool_calls", "message": message}
+                        ],
+                        "usage": {
+                            "prompt_tokens": PROMPT_TOKENS,
+                            "completion_tokens": COMPLETION_TOKENS,
+                            "total_tokens": PROMPT_TOKENS + COMPLETION_TOKENS,
+                        },
+                    }
+                ),
+            )
+
+    return Handler
+
+
+@contextlib.contextmanager
+def judge_server() -> Iterator[JudgeServer]:
+    """Serve on a free port of 127.0.0.1 for the duration of the block."""
+    state = JudgeServer()
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(state))
+    httpd.daemon_threads = True
+    state.port = httpd.server_port
+    thread = threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True)
+    thread.start()
+    try:
+        yield state
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
