@@ -1,0 +1,1073 @@
+"""Import OpenTelemetry GenAI traces (OTLP/JSON span files) as agentgauge Traces.
+
+Reads what instrumented agents already emit: the OTel Collector's file exporter output (one
+``ExportTraceServiceRequest`` JSON document per line), a single or several concatenated JSON
+documents, or a JSON list of flattened spans (``attributes`` as a dict, as SDK console exporters
+print them). Spans are grouped by trace id (or by ``gen_ai.conversation.id``) and each group
+becomes one Trace:
+
+- ``execute_tool`` spans become ``tool_call`` steps, followed by a ``tool_result`` step when
+  the span records a result or an error;
+- ``chat`` / ``text_completion`` / ``generate_content`` spans become ``llm`` steps with usage;
+- ``plan`` spans become ``reasoning`` steps;
+- ``invoke_agent`` / ``invoke_workflow`` spans name the agent of the steps below them, and a
+  ``handoff`` step marks each passing of control to another agent (also for
+  ``execute_tool transfer_to_X``).
+
+Several vintages of the GenAI conventions are read at once (parts-based and OpenAI-style
+messages, deprecated span events, ``gen_ai.prompt`` / ``gen_ai.completion``, legacy token
+names), plus the OpenInference dialect. What cannot be mapped is counted in the Trace's
+``metadata``. Bad input becomes a :class:`ReadError` naming the file, line and field, and reading
+goes on.
+
+Streaming: with ``group_by="trace"`` a trace is emitted as soon as the document holding its root
+span (a span without parent) has been read, so memory holds only the traces still open; traces
+whose root never arrives are emitted at the end of the file. ``group_by="conversation"`` holds
+the whole file, since a conversation's turns can be anywhere in it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import ValidationError
+
+from agentgauge.io.jsonl import ReadError, _field_path, open_text
+from agentgauge.model import MessageType, Step, StepKind, Task, ToolCall, ToolSpec, Trace, Usage
+
+__all__ = ["DEFAULT_TASK_ID_ATTRIBUTE", "GroupBy", "read_otel"]
+
+GroupBy = Literal["trace", "conversation"]
+
+DEFAULT_TASK_ID_ATTRIBUTE = "gen_ai.conversation.id"
+
+_AGENT_OPS = frozenset({"invoke_agent", "invoke_workflow"})
+_LLM_OPS = frozenset({"chat", "text_completion", "generate_content"})
+_KNOWN_OPS = _AGENT_OPS | _LLM_OPS | {"execute_tool", "plan", "create_agent", "embeddings"}
+_OPENINFERENCE_OPS = {
+    "LLM": "chat",
+    "TOOL": "execute_tool",
+    "AGENT": "invoke_agent",
+    "RETRIEVER": "retrieval",
+    "EMBEDDING": "embeddings",
+}
+_INPUT_EVENTS = {
+    "gen_ai.system.message": "system",
+    "gen_ai.user.message": "user",
+    "gen_ai.assistant.message": "assistant",
+    "gen_ai.tool.message": "tool",
+}
+_REQUEST_PARAMS = {
+    "gen_ai.request.temperature": "temperature",
+    "gen_ai.request.top_p": "top_p",
+    "gen_ai.request.top_k": "top_k",
+    "gen_ai.request.max_tokens": "max_tokens",
+    "gen_ai.request.seed": "seed",
+    "gen_ai.request.frequency_penalty": "frequency_penalty",
+    "gen_ai.request.presence_penalty": "presence_penalty",
+}
+_SPAN_KINDS = {
+    0: "unspecified",
+    1: "internal",
+    2: "server",
+    3: "client",
+    4: "producer",
+    5: "consumer",
+}
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+class _BadField(ValueError):
+    """A field of a span that cannot be read; ``field`` is its dotted path."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+@dataclass
+class _Event:
+    name: str
+    attributes: dict[str, Any]
+
+
+@dataclass
+class _Span:
+    trace_id: str
+    span_id: str
+    parent_id: str | None
+    name: str
+    kind: str
+    start_ns: int | None
+    end_ns: int | None
+    attributes: dict[str, Any]
+    events: list[_Event]
+    status_error: bool
+    status_message: str | None
+    resource: dict[str, Any]
+    scope: str | None
+    line: int
+
+    @property
+    def duration_s(self) -> float | None:
+        if self.start_ns is None or self.end_ns is None:
+            return None
+        return max(0, self.end_ns - self.start_ns) / 1e9
+
+    @property
+    def error(self) -> str | None:
+        """Why the span failed: status message, else ``error.type``; None when it did not."""
+        error_type = self.attributes.get("error.type")
+        if self.status_error:
+            return self.status_message or (str(error_type) if error_type else "error")
+        return str(error_type) if error_type else None
+
+
+@dataclass
+class _Message:
+    role: str
+    text: str | None
+    tool_calls: int = 0
+
+
+# --- reading documents ------------------------------------------------------------------------
+
+
+def _documents(path: str | Path) -> Iterator[tuple[int, Any] | ReadError]:
+    """The JSON documents of a file with the line each starts on.
+
+    One document per line (the file exporter); when the first line is not a whole document the
+    file is read as one document or several concatenated ones (pretty-printed output).
+    """
+    source = str(path)
+    with open_text(path) as fh:
+        first = 0
+        for first, text in enumerate(fh, start=1):
+            if not text.strip():
+                continue
+            try:
+                yield first, json.loads(text)
+            except json.JSONDecodeError:
+                yield from _concatenated(text + fh.read(), source, first)
+                return
+            break
+        for number, text in enumerate(fh, start=first + 1):
+            if text.strip():
+                try:
+                    yield number, json.loads(text)
+                except json.JSONDecodeError as exc:
+                    yield _invalid_json(source, number, exc)
+
+
+def _invalid_json(source: str, line: int, exc: json.JSONDecodeError) -> ReadError:
+    return ReadError(source, line, None, f"invalid JSON: {exc.msg} at column {exc.colno}")
+
+
+def _concatenated(text: str, source: str, first_line: int) -> Iterator[tuple[int, Any] | ReadError]:
+    decoder = json.JSONDecoder()
+    pos, n_docs = 0, 0
+    while True:
+        while pos < len(text) and text[pos].isspace():
+            pos += 1
+        if pos >= len(text):
+            return
+        line = first_line + text.count("\n", 0, pos)
+        try:
+            doc, end = decoder.raw_decode(text, pos)
+        except json.JSONDecodeError as exc:
+            if n_docs == 0:
+                # not pretty-printed JSON either: one document per line, with a bad first line
+                for offset, raw in enumerate(text.splitlines()):
+                    if raw.strip():
+                        try:
+                            yield first_line + offset, json.loads(raw)
+                        except json.JSONDecodeError as line_exc:
+                            yield _invalid_json(source, first_line + offset, line_exc)
+                return
+            yield ReadError(
+                source,
+                first_line + text.count("\n", 0, exc.pos),
+                None,
+                f"invalid JSON: {exc.msg} at column {exc.colno}; the rest of the file is skipped",
+            )
+            return
+        yield line, doc
+        n_docs += 1
+        pos = end
+
+
+# --- decoding spans ---------------------------------------------------------------------------
+
+
+def _any_value(value: Any, where: str) -> Any:
+    """An OTLP ``AnyValue`` as plain JSON (flattened exporters already give plain values)."""
+    if not isinstance(value, dict):
+        return value
+    try:
+        if "stringValue" in value:
+            return value["stringValue"]
+        if "intValue" in value:
+            return int(value["intValue"])
+        if "doubleValue" in value:
+            return float(value["doubleValue"])
+        if "boolValue" in value:
+            return bool(value["boolValue"])
+        if "bytesValue" in value:
+            return value["bytesValue"]
+    except (TypeError, ValueError) as exc:
+        raise _BadField(where, f"bad attribute value {value!r}: {exc}") from None
+    if "arrayValue" in value:
+        items = (value["arrayValue"] or {}).get("values") or []
+        return [_any_value(v, f"{where}.arrayValue.values[{i}]") for i, v in enumerate(items)]
+    if "kvlistValue" in value:
+        return _attributes((value["kvlistValue"] or {}).get("values") or [], f"{where}.kvlistValue")
+    return value or None
+
+
+def _attributes(raw: Any, where: str) -> dict[str, Any]:
+    """OTLP ``[{key, value}]`` attributes (or a plain dict of them) as a dict."""
+    if raw is None:
+        return {}
+    if isinstance(raw, dict):
+        return {str(k): _any_value(v, f"{where}.{k}") for k, v in raw.items()}
+    if not isinstance(raw, list):
+        raise _BadField(where, f"expected a list of key/value attributes, got {type(raw).__name__}")
+    out: dict[str, Any] = {}
+    for i, kv in enumerate(raw):
+        if not isinstance(kv, dict) or not isinstance(kv.get("key"), str):
+            raise _BadField(f"{where}[{i}].key", "an attribute needs a string 'key'")
+        out[kv["key"]] = _any_value(kv.get("value"), f"{where}[{i}].value")
+    return out
+
+
+def _nanos(value: Any, where: str) -> int | None:
+    """Unix nanoseconds from an integer, a numeric string or an ISO 8601 time."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool):
+        raise _BadField(where, f"expected a time, got {value!r}")
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str):
+        if value.isdigit():
+            return int(value)
+        try:
+            moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            message = f"expected Unix nanoseconds or ISO 8601, got {value!r}"
+            raise _BadField(where, message) from None
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=UTC)
+        return (moment - _EPOCH) // timedelta(microseconds=1) * 1000
+    raise _BadField(where, f"expected a time, got {type(value).__name__}")
+
+
+def _span_kind(value: Any) -> str:
+    if isinstance(value, int):
+        return _SPAN_KINDS.get(value, str(value))
+    if isinstance(value, str) and value:
+        # "SPAN_KIND_CLIENT" (OTLP) or "SpanKind.CLIENT" (Python SDK)
+        return re.split(r"[._]", value)[-1].lower()
+    return "unspecified"
+
+
+def _hex_id(value: Any) -> str | None:
+    if value is None or value == "":
+        return None
+    text = str(value)
+    return text[2:] if text.startswith("0x") else text
+
+
+def _first(d: dict[str, Any], *keys: str) -> tuple[str, Any]:
+    for key in keys:
+        if d.get(key) not in (None, ""):
+            return key, d[key]
+    return keys[0], None
+
+
+def _decode_span(
+    raw: Any, where: str, line: int, resource: dict[str, Any], scope: str | None
+) -> _Span:
+    """One span, in OTLP/JSON or flattened (SDK console) form."""
+    if not isinstance(raw, dict):
+        raise _BadField(where, f"expected a span object, got {type(raw).__name__}")
+    context: dict[str, Any] = raw["context"] if isinstance(raw.get("context"), dict) else {}
+    ids = {**context, **raw}
+    trace_key, trace_id = _first(ids, "traceId", "trace_id")
+    span_key, span_id = _first(ids, "spanId", "span_id")
+    if _hex_id(trace_id) is None:
+        raise _BadField(f"{where}.{trace_key}", "missing: every span needs its trace id")
+    if _hex_id(span_id) is None:
+        raise _BadField(f"{where}.{span_key}", "missing: every span needs its span id")
+    _, parent = _first(raw, "parentSpanId", "parent_span_id", "parent_id")
+    start_key, start = _first(raw, "startTimeUnixNano", "start_time")
+    end_key, end = _first(raw, "endTimeUnixNano", "end_time")
+    status: dict[str, Any] = raw["status"] if isinstance(raw.get("status"), dict) else {}
+    code = status.get("code", status.get("status_code"))
+    message = status.get("message", status.get("description"))
+    events = []
+    for i, ev in enumerate(raw.get("events") or []):
+        if isinstance(ev, dict):
+            attrs = _attributes(ev.get("attributes"), f"{where}.events[{i}].attributes")
+            events.append(_Event(str(ev.get("name", "")), attrs))
+    own_resource = raw.get("resource")
+    if isinstance(own_resource, dict) and "attributes" in own_resource:
+        resource = _attributes(own_resource["attributes"], f"{where}.resource.attributes")
+    return _Span(
+        trace_id=str(_hex_id(trace_id)),
+        span_id=str(_hex_id(span_id)),
+        parent_id=_hex_id(parent),
+        name=str(raw.get("name") or ""),
+        kind=_span_kind(raw.get("kind")),
+        start_ns=_nanos(start, f"{where}.{start_key}"),
+        end_ns=_nanos(end, f"{where}.{end_key}"),
+        attributes=_attributes(raw.get("attributes"), f"{where}.attributes"),
+        events=events,
+        status_error=code in (2, "2", "STATUS_CODE_ERROR", "ERROR", "StatusCode.ERROR"),
+        status_message=str(message) if message else None,
+        resource=resource,
+        scope=scope,
+        line=line,
+    )
+
+
+def _spans_of(doc: Any, line: int) -> tuple[list[_Span], list[_BadField]]:
+    """The spans of one document; spans that cannot be read come back as errors."""
+    spans: list[_Span] = []
+    errors: list[_BadField] = []
+
+    def take(raw: Any, where: str, resource: dict[str, Any], scope: str | None) -> None:
+        try:
+            spans.append(_decode_span(raw, where, line, resource, scope))
+        except _BadField as exc:
+            errors.append(exc)
+
+    if isinstance(doc, list):
+        for i, item in enumerate(doc):
+            if isinstance(item, dict) and "resourceSpans" in item:
+                more, bad = _spans_of(item, line)
+                spans += more
+                errors += [_BadField(f"[{i}].{e.field}", str(e)) for e in bad]
+            else:
+                take(item, f"[{i}]", {}, None)
+        return spans, errors
+    if not isinstance(doc, dict):
+        return [], [_BadField("", f"expected a JSON object or list, got {type(doc).__name__}")]
+    if "resourceSpans" not in doc:
+        if "name" in doc and ("context" in doc or "spanId" in doc or "span_id" in doc):
+            take(doc, "span", {}, None)
+            return spans, errors
+        return [], [_BadField("resourceSpans", "missing: not an OTLP trace export nor a span")]
+    for i, rs in enumerate(doc.get("resourceSpans") or []):
+        where_rs = f"resourceSpans[{i}]"
+        try:
+            resource = _attributes(
+                ((rs or {}).get("resource") or {}).get("attributes"), f"{where_rs}.resource"
+            )
+        except _BadField as exc:
+            errors.append(exc)
+            continue
+        scope_key = "scopeSpans" if "scopeSpans" in rs else "instrumentationLibrarySpans"
+        for j, ss in enumerate(rs.get(scope_key) or []):
+            scope_info = (ss or {}).get("scope") or (ss or {}).get("instrumentationLibrary") or {}
+            scope = scope_info.get("name") if isinstance(scope_info, dict) else None
+            for k, raw in enumerate((ss or {}).get("spans") or []):
+                take(raw, f"{where_rs}.{scope_key}[{j}].spans[{k}]", resource, scope)
+    return spans, errors
+
+
+def _line_error(source: str, line: int, errors: list[_BadField]) -> ReadError:
+    """All the errors of one line as one ReadError (the store keeps one per line)."""
+    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    return ReadError(source, line, errors[0].field or None, str(errors[0]) + more)
+
+
+# --- content ----------------------------------------------------------------------------------
+
+
+def _maybe_json(value: Any) -> Any:
+    """A value that instrumentations store either as JSON text or as a structured value."""
+    if isinstance(value, str) and value[:1] in ("{", "[", '"'):
+        try:
+            return json.loads(value)
+        except json.JSONDecodeError:
+            return value
+    return value
+
+
+def _listify(node: Any) -> Any:
+    if isinstance(node, dict):
+        node = {k: _listify(v) for k, v in node.items()}
+        if node and all(k.isdigit() for k in node):
+            return [node[k] for k in sorted(node, key=int)]
+    return node
+
+
+def _unflatten(attrs: dict[str, Any], prefix: str) -> list[Any]:
+    """``prefix.{i}.a.b`` attributes (OpenInference, OpenLLMetry) as a list of nested dicts."""
+    tree: dict[str, Any] = {}
+    for key, value in attrs.items():
+        if key.startswith(prefix + "."):
+            node = tree
+            *path, leaf = key[len(prefix) + 1 :].split(".")
+            for part in path:
+                child = node.setdefault(part, {})
+                if not isinstance(child, dict):
+                    break
+                node = child
+            else:
+                node[leaf] = value
+    out = _listify(tree)
+    return out if isinstance(out, list) else []
+
+
+def _text_of(content: Any) -> str | None:
+    """The text of a message content: a string, or the text parts of a list of parts."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        texts = []
+        for part in content:
+            if isinstance(part, str):
+                texts.append(part)
+            elif isinstance(part, dict):
+                part = part.get("message_content", part)
+                if part.get("type", "text") == "text":
+                    value = part.get("content", part.get("text"))
+                    if isinstance(value, str):
+                        texts.append(value)
+        return "\n".join(texts) if texts else None
+    return None
+
+
+def _message(raw: Any, default_role: str) -> _Message | None:
+    """A message in the parts-based schema, OpenAI style, OpenInference or a choice body."""
+    if isinstance(raw, str):
+        return _Message(default_role, raw)
+    if not isinstance(raw, dict):
+        return None
+    if isinstance(raw.get("message"), dict):
+        # a gen_ai.choice body or an OpenInference "message.*" group
+        raw = {**raw["message"], "role": raw["message"].get("role", default_role)}
+    role = str(raw.get("role") or default_role)
+    if isinstance(raw.get("parts"), list):
+        parts = raw["parts"]
+        calls = sum(1 for p in parts if isinstance(p, dict) and p.get("type") == "tool_call")
+        return _Message(role, _text_of(parts), calls)
+    calls = raw.get("tool_calls")
+    n_calls = len(calls) if isinstance(calls, list) else 0
+    text = _text_of(raw.get("content"))
+    if text is None:
+        text = _text_of(raw.get("contents"))
+    return _Message(role, text, n_calls)
+
+
+def _messages(value: Any, default_role: str) -> list[_Message]:
+    value = _maybe_json(value)
+    items = value if isinstance(value, list) else [value]
+    return [m for m in (_message(_maybe_json(v), default_role) for v in items) if m]
+
+
+def _plain_value(attrs: dict[str, Any], key: str) -> str | None:
+    """OpenInference ``input.value`` / ``output.value`` when it is text, not a JSON payload."""
+    value = attrs.get(key)
+    mime = attrs.get(key.replace(".value", ".mime_type"))
+    if isinstance(value, str) and value and mime != "application/json":
+        return value
+    return None
+
+
+def _input_messages(span: _Span) -> list[_Message]:
+    attrs = span.attributes
+    for key in ("gen_ai.input.messages", "gen_ai.prompt"):
+        if attrs.get(key) not in (None, ""):
+            return _messages(attrs[key], "user")
+    for prefix in ("gen_ai.prompt", "llm.input_messages"):
+        flat = _unflatten(attrs, prefix)
+        if flat:
+            return _messages(flat, "user")
+    from_events = []
+    for ev in span.events:
+        if ev.name in _INPUT_EVENTS:
+            from_events += _messages(_event_body(ev), _INPUT_EVENTS[ev.name])
+        elif ev.name == "gen_ai.content.prompt":
+            from_events += _messages(ev.attributes.get("gen_ai.prompt"), "user")
+    if from_events:
+        return from_events
+    text = _plain_value(attrs, "input.value")
+    return [_Message("user", text)] if text else []
+
+
+def _output_messages(span: _Span) -> list[_Message]:
+    attrs = span.attributes
+    for key in ("gen_ai.output.messages", "gen_ai.completion"):
+        if attrs.get(key) not in (None, ""):
+            return _messages(attrs[key], "assistant")
+    for prefix in ("gen_ai.completion", "llm.output_messages"):
+        flat = _unflatten(attrs, prefix)
+        if flat:
+            return _messages(flat, "assistant")
+    from_events = []
+    for ev in span.events:
+        if ev.name == "gen_ai.choice":
+            from_events += _messages(_event_body(ev), "assistant")
+        elif ev.name == "gen_ai.content.completion":
+            from_events += _messages(ev.attributes.get("gen_ai.completion"), "assistant")
+    if from_events:
+        return from_events
+    text = _plain_value(attrs, "output.value")
+    return [_Message("assistant", text)] if text else []
+
+
+def _event_body(ev: _Event) -> Any:
+    """A deprecated GenAI event's body: its attributes, or the JSON in ``gen_ai.event.content``."""
+    body = _maybe_json(ev.attributes.get("gen_ai.event.content"))
+    if isinstance(body, dict):
+        return body
+    return {k: _maybe_json(v) for k, v in ev.attributes.items()}
+
+
+def _assistant_text(messages: list[_Message]) -> str | None:
+    texts = [m.text for m in messages if m.role in ("assistant", "model") and m.text]
+    return texts[-1] if texts else None
+
+
+def _int_attr(attrs: dict[str, Any], *keys: str) -> int | None:
+    for key in keys:
+        value = attrs.get(key)
+        if isinstance(value, int | float | str) and not isinstance(value, bool):
+            try:
+                return int(value)
+            except ValueError:
+                continue
+    return None
+
+
+def _usage(attrs: dict[str, Any]) -> Usage | None:
+    """Token usage; cached input tokens are already part of ``input_tokens``."""
+    inp = _int_attr(
+        attrs, "gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens", "llm.token_count.prompt"
+    )
+    out = _int_attr(
+        attrs,
+        "gen_ai.usage.output_tokens",
+        "gen_ai.usage.completion_tokens",
+        "llm.token_count.completion",
+    )
+    if inp is None and out is None:
+        return None
+    return Usage(input_tokens=inp, output_tokens=out)
+
+
+def _model(attrs: dict[str, Any]) -> str | None:
+    _, model = _first(attrs, "gen_ai.request.model", "gen_ai.response.model", "llm.model_name")
+    return str(model) if model is not None else None
+
+
+def _tool_specs(span: _Span) -> list[ToolSpec]:
+    """Tools offered to the model: ``gen_ai.tool.definitions`` or OpenInference ``llm.tools``."""
+    attrs = span.attributes
+    raw = _maybe_json(attrs.get("gen_ai.tool.definitions"))
+    defs = raw if isinstance(raw, list) else []
+    defs += [
+        _maybe_json(t.get("tool", {}).get("json_schema"))
+        for t in _unflatten(attrs, "llm.tools")
+        if isinstance(t, dict)
+    ]
+    specs = []
+    for d in defs:
+        if isinstance(d, dict):
+            fn = d.get("function", d)
+            if isinstance(fn, dict) and isinstance(fn.get("name"), str):
+                params = _maybe_json(fn.get("parameters"))
+                specs.append(
+                    ToolSpec(
+                        name=fn["name"],
+                        description=str(fn.get("description") or ""),
+                        **({"parameters": params} if isinstance(params, dict) else {}),
+                    )
+                )
+    return specs
+
+
+# --- spans to steps ---------------------------------------------------------------------------
+
+
+def _operation(span: _Span) -> str | None:
+    """The GenAI operation of a span: the attribute, the OpenInference kind, or the span name."""
+    attrs = span.attributes
+    op = attrs.get("gen_ai.operation.name")
+    if isinstance(op, str) and op:
+        return op
+    kind = attrs.get("openinference.span.kind")
+    if isinstance(kind, str):
+        return _OPENINFERENCE_OPS.get(kind.upper(), kind.lower())
+    first_word = span.name.split(" ", 1)[0]
+    if first_word in _KNOWN_OPS:
+        return first_word
+    if "gen_ai.tool.name" in attrs:
+        return "execute_tool"
+    if any(k in attrs for k in ("gen_ai.request.model", "gen_ai.system", "gen_ai.provider.name")):
+        return "chat"
+    return None
+
+
+def _name_after_op(span: _Span) -> str | None:
+    _, _, rest = span.name.partition(" ")
+    return rest or None
+
+
+def _agent_name(span: _Span) -> str:
+    attrs = span.attributes
+    _, name = _first(attrs, "gen_ai.agent.name", "gen_ai.workflow.name", "agent.name")
+    return str(name or _name_after_op(span) or span.name)
+
+
+def _tool_name(span: _Span) -> str:
+    _, name = _first(span.attributes, "gen_ai.tool.name", "tool.name")
+    return str(name or _name_after_op(span) or span.name)
+
+
+def _is_json_schema(value: Any) -> bool:
+    return isinstance(value, dict) and value.get("type") == "object" and "properties" in value
+
+
+def _tool_arguments(span: _Span) -> tuple[dict[str, Any], Any]:
+    """The call's arguments, and the raw value when it is not a JSON object (else None)."""
+    attrs = span.attributes
+    for key in ("gen_ai.tool.call.arguments", "tool_call.function.arguments", "tool.parameters"):
+        value = _maybe_json(attrs.get(key))
+        if value is None or (key == "tool.parameters" and _is_json_schema(value)):
+            continue  # OpenInference may put the tool's schema there, not the call's values
+        return (value, None) if isinstance(value, dict) else ({}, value)
+    value = _maybe_json(attrs.get("input.value"))
+    if isinstance(value, dict):
+        return value, None
+    return {}, value
+
+
+def _tool_result(span: _Span) -> Any:
+    _, value = _first(span.attributes, "gen_ai.tool.call.result", "output.value")
+    return _maybe_json(value)
+
+
+def _normalised(name: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
+
+
+def _transfer_target(tool_name: str) -> str | None:
+    """``transfer_to_billing_agent`` -> ``billing_agent`` (the handoff tool convention)."""
+    if tool_name.startswith("transfer_to_") and len(tool_name) > len("transfer_to_"):
+        return _normalised(tool_name[len("transfer_to_") :])
+    return None
+
+
+def _datetime(ns: int | None) -> datetime | None:
+    if ns is None:
+        return None
+    return _EPOCH + timedelta(microseconds=ns // 1000)
+
+
+@dataclass
+class _Draft:
+    """A step before ordering: sorted by (time, depth, creation order)."""
+
+    time_ns: int
+    depth: int
+    fields: dict[str, Any]
+
+
+@dataclass
+class _Group:
+    """The spans of one trace (or conversation) and the relations between them."""
+
+    spans: list[_Span]
+    by_id: dict[str, _Span] = field(default_factory=dict)
+    duplicates: int = 0
+    ops: dict[str, str | None] = field(default_factory=dict)
+    _depth: dict[str, int] = field(default_factory=dict)
+    _agent_parent: dict[str, _Span | None] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for span in self.spans:
+            if span.span_id in self.by_id:
+                self.duplicates += 1
+            else:
+                self.by_id[span.span_id] = span
+                self.ops[span.span_id] = _operation(span)
+        self.spans = sorted(
+            self.by_id.values(), key=lambda s: (s.start_ns or 0, self.depth(s), s.line)
+        )
+
+    def parent(self, span: _Span) -> _Span | None:
+        return self.by_id.get(span.parent_id) if span.parent_id else None
+
+    def ancestors(self, span: _Span) -> Iterator[_Span]:
+        seen = {span.span_id}
+        node = self.parent(span)
+        while node is not None and node.span_id not in seen:  # a cycle ends the walk
+            seen.add(node.span_id)
+            yield node
+            node = self.parent(node)
+
+    def depth(self, span: _Span) -> int:
+        if span.span_id not in self._depth:
+            self._depth[span.span_id] = sum(1 for _ in self.ancestors(span))
+        return self._depth[span.span_id]
+
+    def agent_span(self, span: _Span) -> _Span | None:
+        """The nearest enclosing agent (or workflow) span, excluding the span itself."""
+        if span.span_id not in self._agent_parent:
+            self._agent_parent[span.span_id] = next(
+                (a for a in self.ancestors(span) if self.ops[a.span_id] in _AGENT_OPS), None
+            )
+        return self._agent_parent[span.span_id]
+
+    def agent_of(self, span: _Span) -> str | None:
+        owner = self.agent_span(span)
+        return _agent_name(owner) if owner is not None else None
+
+    def is_agent(self, span: _Span) -> bool:
+        return self.ops[span.span_id] in _AGENT_OPS
+
+    def has_agent_below(self, span: _Span) -> bool:
+        return any(
+            self.is_agent(s) and any(a is span for a in self.ancestors(s)) for s in self.spans
+        )
+
+
+def _steps(group: _Group, unmapped: Counter[str], notes: dict[str, Any]) -> list[Step]:
+    """The group's steps ordered by start time; the span tree kept in ``id``/``parent_id``."""
+    drafts: list[_Draft] = []
+
+    def add(span: _Span, time_ns: int | None, **fields: Any) -> None:
+        depth = group.depth(span)
+        drafts.append(_Draft(time_ns if time_ns is not None else 0, depth, fields))
+
+    last_in_scope: dict[str | None, str] = {}  # enclosing agent span id -> last agent there
+    transferred: tuple[str | None, str] | None = None
+    for span in group.spans:
+        op = group.ops[span.span_id]
+        agent = group.agent_of(span)
+        common = {
+            "agent": agent,
+            "parent_id": span.parent_id,
+            "started_at": _datetime(span.start_ns),
+        }
+        if op in _AGENT_OPS:
+            # control passes from the previous agent of the same scope, else from the enclosing
+            # agent (a workflow orchestrates: it hands nothing off itself)
+            name = _agent_name(span)
+            enclosing = group.agent_span(span)
+            scope = enclosing.span_id if enclosing is not None else None
+            giver = last_in_scope.get(scope)
+            if (
+                giver is None
+                and enclosing is not None
+                and group.ops[enclosing.span_id] == "invoke_agent"
+            ):
+                giver = agent
+            last_in_scope[scope] = name
+            if giver is not None and giver != name:
+                if transferred == (giver, _normalised(name)):
+                    transferred = None  # the transfer tool already recorded this handoff
+                else:
+                    first_user = [m.text for m in _input_messages(span) if m.role == "user"]
+                    add(
+                        span,
+                        span.start_ns,
+                        **{**common, "agent": giver},
+                        kind=StepKind.handoff,
+                        id=span.span_id,
+                        recipient=name,
+                        message_type=MessageType.handoff,
+                        content=first_user[0] if first_user else None,
+                    )
+        elif op == "execute_tool":
+            tool = _tool_name(span)
+            arguments, raw_arguments = _tool_arguments(span)
+            if raw_arguments is not None:
+                notes.setdefault("unparsed_tool_arguments", []).append(
+                    {"span_id": span.span_id, "value": raw_arguments}
+                )
+            call_id = _first(span.attributes, "gen_ai.tool.call.id", "tool_call.id")[1]
+            call = ToolCall(
+                id=str(call_id) if call_id is not None else None, name=tool, arguments=arguments
+            )
+            add(
+                span,
+                span.start_ns,
+                **common,
+                kind=StepKind.tool_call,
+                id=span.span_id,
+                tool_call=call,
+                duration_s=span.duration_s,
+            )
+            result, error = _tool_result(span), span.error
+            if result is not None or error is not None:
+                add(
+                    span,
+                    span.end_ns if span.end_ns is not None else span.start_ns,
+                    **{**common, "parent_id": span.span_id, "started_at": _datetime(span.end_ns)},
+                    kind=StepKind.tool_result,
+                    id=f"{span.span_id}:result",
+                    result=result,
+                    error=error,
+                )
+            target = _transfer_target(tool)
+            if target is not None and not group.has_agent_below(span):
+                later = (
+                    s
+                    for s in group.spans
+                    if group.is_agent(s)
+                    and (s.start_ns or 0) >= (span.start_ns or 0)
+                    and _normalised(_agent_name(s)) == target
+                )
+                recipient = next((_agent_name(s) for s in later), target)
+                add(
+                    span,
+                    span.start_ns,
+                    **{**common, "parent_id": span.span_id},
+                    kind=StepKind.handoff,
+                    id=f"{span.span_id}:handoff",
+                    recipient=recipient,
+                    message_type=MessageType.handoff,
+                )
+                transferred = (agent, _normalised(recipient))
+        elif op in _LLM_OPS:
+            outputs = _output_messages(span)
+            add(
+                span,
+                span.start_ns,
+                **common,
+                kind=StepKind.llm,
+                id=span.span_id,
+                content=_assistant_text(outputs),
+                duration_s=span.duration_s,
+                usage=_usage(span.attributes),
+                error=span.error,
+            )
+            requested = sum(m.tool_calls for m in outputs)
+            if requested:
+                notes["tool_calls_in_messages"] = notes.get("tool_calls_in_messages", 0) + requested
+        elif op == "plan":
+            add(
+                span,
+                span.start_ns,
+                **common,
+                kind=StepKind.reasoning,
+                id=span.span_id,
+                content=_assistant_text(_output_messages(span)),
+                duration_s=span.duration_s,
+                error=span.error,
+            )
+        else:
+            unmapped[op or span.name] += 1
+    drafts.sort(key=lambda d: (d.time_ns, d.depth))  # stable: creation order breaks ties
+    return [Step(index=i, **d.fields) for i, d in enumerate(drafts)]
+
+
+def _root(group: _Group) -> tuple[_Span, list[_Span]]:
+    """The run's root span and its top-level agent spans (those with no agent above them)."""
+    top_agents = [s for s in group.spans if group.is_agent(s) and group.agent_span(s) is None]
+    if len(top_agents) == 1:
+        return top_agents[0], top_agents
+    parentless = [s for s in group.spans if group.parent(s) is None]
+    return (parentless or group.spans)[0], top_agents
+
+
+def _output(group: _Group, root: _Span, top_agents: list[_Span], steps: list[Step]) -> Any:
+    """The root span's own output, else the last assistant text of a top-level agent, else
+    the last assistant text of any LLM step."""
+    own = _assistant_text(_output_messages(root))
+    if own is not None:
+        return own
+    top_names = {_agent_name(s) for s in top_agents}
+    for candidates in (
+        [s for s in steps if s.kind is StepKind.llm and s.agent in top_names],
+        [s for s in steps if s.kind is StepKind.llm],
+    ):
+        texts = [s.content for s in candidates if s.content]
+        if texts:
+            return texts[-1]
+    return None
+
+
+def _params(group: _Group) -> dict[str, Any]:
+    """The request parameters of the first LLM call (model, temperature, ...)."""
+    for span in group.spans:
+        if group.ops[span.span_id] in _LLM_OPS:
+            attrs = span.attributes
+            params: dict[str, Any] = {}
+            invocation = _maybe_json(attrs.get("llm.invocation_parameters"))
+            if isinstance(invocation, dict):
+                params.update(invocation)
+            model = _model(attrs)
+            if model is not None:
+                params["model"] = model
+            params.update({name: attrs[k] for k, name in _REQUEST_PARAMS.items() if k in attrs})
+            return params
+    return {}
+
+
+def _build_trace(spans: list[_Span], trace_id: str, task_id_attribute: str) -> Trace:
+    group = _Group(spans)
+    unmapped: Counter[str] = Counter()
+    notes: dict[str, Any] = {}
+    steps = _steps(group, unmapped, notes)
+    root, top_agents = _root(group)
+
+    first_input = next(
+        (m.text for s in group.spans for m in _input_messages(s) if m.role == "user" and m.text),
+        None,
+    )
+    tools: dict[str, ToolSpec] = {}
+    for span in group.spans:
+        for spec in _tool_specs(span):
+            tools.setdefault(spec.name, spec)
+    task_id = next(
+        (
+            str(s.attributes[key])
+            for key in (task_id_attribute, "session.id")
+            for s in [root, *group.spans]
+            if s.attributes.get(key) not in (None, "")
+        ),
+        trace_id,
+    )
+    llm_usage = [s.usage for s in steps if s.kind is StepKind.llm and s.usage is not None]
+    usage = (
+        Usage(
+            input_tokens=sum(u.input_tokens or 0 for u in llm_usage),
+            output_tokens=sum(u.output_tokens or 0 for u in llm_usage),
+        )
+        if llm_usage
+        else _usage(root.attributes)
+    )
+    starts = [s.start_ns for s in group.spans if s.start_ns is not None]
+    ends = [s.end_ns for s in group.spans if s.end_ns is not None]
+    models = Counter(
+        m for s in group.spans if group.ops[s.span_id] in _LLM_OPS and (m := _model(s.attributes))
+    )
+    metadata: dict[str, Any] = {
+        "source_format": "otel",
+        "trace_ids": sorted({s.trace_id for s in group.spans}),
+        "root_span": root.name,
+        "span_count": len(group.spans),
+        "scopes": sorted({s.scope for s in group.spans if s.scope}),
+    }
+    service = root.resource.get("service.name")
+    if service is not None:
+        metadata["service_name"] = service
+    if models:
+        metadata["models"] = dict(models)
+    if unmapped:
+        metadata["unmapped_spans"] = dict(unmapped)
+    if group.duplicates:
+        metadata["duplicate_spans"] = group.duplicates
+    if not any(group.parent(s) is None and s.parent_id is None for s in group.spans):
+        metadata["root_span_missing"] = True
+    if any(s.status_error for s in group.spans):
+        metadata["error_spans"] = sum(1 for s in group.spans if s.status_error)
+    metadata.update(notes)
+    return Trace(
+        id=trace_id,
+        task=Task(id=task_id, input=first_input, tools=list(tools.values())),
+        output=_output(group, root, top_agents, steps),
+        steps=steps,
+        agent=_agent_name(top_agents[0]) if top_agents else None,
+        params=_params(group),
+        started_at=_datetime(min(starts)) if starts else None,
+        ended_at=_datetime(max(ends)) if ends else None,
+        duration_s=(max(ends) - min(starts)) / 1e9 if starts and ends else None,
+        usage=usage,
+        metadata=metadata,
+    )
+
+
+# --- the reader -------------------------------------------------------------------------------
+
+
+def _trace_or_error(
+    spans: list[_Span], group_id: str, source: str, task_id_attribute: str
+) -> Trace | ReadError:
+    try:
+        return _build_trace(spans, group_id, task_id_attribute)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        line = min(s.line for s in spans)
+        where = f"trace {group_id}: {_field_path(first['loc'])}"
+        return ReadError(source, line, where, first["msg"])
+
+
+def _conversation_of(spans: list[_Span]) -> str | None:
+    for span in spans:
+        value = span.attributes.get("gen_ai.conversation.id", span.attributes.get("session.id"))
+        if value not in (None, ""):
+            return str(value)
+    return None
+
+
+def read_otel(
+    path: str | Path,
+    *,
+    group_by: GroupBy = "trace",
+    task_id_attribute: str = DEFAULT_TASK_ID_ATTRIBUTE,
+) -> Iterator[Trace | ReadError]:
+    """Stream the agent runs of an OTLP/JSON span file as Traces.
+
+    Args:
+        path: the file (``.gz`` accepted): one OTLP ``ExportTraceServiceRequest`` JSON per line
+            (the Collector's file exporter), one or several concatenated JSON documents, or a
+            JSON list of flattened spans.
+        group_by: ``trace`` (one Trace per trace id, emitted once its root span is read) or
+            ``conversation`` (one Trace per ``gen_ai.conversation.id`` / ``session.id``, traces
+            without one stand alone; holds the file's spans until its end).
+        task_id_attribute: the span attribute that holds the task id (searched on the root span
+            first, then on every span; ``session.id`` is the fallback); the trace id otherwise.
+    """
+    if group_by not in ("trace", "conversation"):
+        raise ValueError(f"group_by must be 'trace' or 'conversation', not {group_by!r}")
+    source = str(path)
+    open_traces: dict[str, list[_Span]] = {}
+    emitted: set[str] = set()
+    for item in _documents(path):
+        if isinstance(item, ReadError):
+            yield item
+            continue
+        line, doc = item
+        spans, errors = _spans_of(doc, line)
+        completed: list[str] = []
+        for span in spans:
+            if span.trace_id in emitted:
+                errors.append(
+                    _BadField(
+                        "traceId",
+                        f"span {span.span_id} of trace {span.trace_id} came after the trace's "
+                        "root span and the trace was already imported without it",
+                    )
+                )
+                continue
+            open_traces.setdefault(span.trace_id, []).append(span)
+            if group_by == "trace" and span.parent_id is None and span.trace_id not in completed:
+                completed.append(span.trace_id)
+        if errors:
+            yield _line_error(source, line, errors)
+        for trace_id in completed:
+            emitted.add(trace_id)
+            yield _trace_or_error(open_traces.pop(trace_id), trace_id, source, task_id_attribute)
+    if group_by == "trace":
+        for trace_id, spans in open_traces.items():
+            yield _trace_or_error(spans, trace_id, source, task_id_attribute)
+        return
+    conversations: dict[str, list[_Span]] = {}
+    for trace_id, spans in open_traces.items():
+        conversations.setdefault(_conversation_of(spans) or trace_id, []).extend(spans)
+    for group_id, spans in conversations.items():
+        yield _trace_or_error(spans, group_id, source, task_id_attribute)
