@@ -267,6 +267,49 @@ def test_group_by_conversation(tmp_path: Path) -> None:
         list(read_otel(path, group_by="session"))  # type: ignore[arg-type]
 
 
+def test_tool_calls_from_messages_when_no_tool_span(tmp_path: Path) -> None:
+    def chat(span_id: str, start_s: int, inputs: object, outputs: object) -> dict[str, object]:
+        base = 1_700_000_000_000_000_000
+        return {
+            "traceId": "t9",
+            "spanId": span_id,
+            "name": "chat m",
+            "startTimeUnixNano": str(base + start_s * 10**9),
+            "endTimeUnixNano": str(base + (start_s + 1) * 10**9),
+            "attributes": [
+                {"key": "gen_ai.input.messages", "value": {"stringValue": json.dumps(inputs)}},
+                {"key": "gen_ai.output.messages", "value": {"stringValue": json.dumps(outputs)}},
+            ],
+        }
+
+    question = {"role": "user", "parts": [{"type": "text", "content": "How many A1 left?"}]}
+    ask = {
+        "role": "assistant",
+        "parts": [
+            {"type": "tool_call", "id": "call_9", "name": "stock", "arguments": {"sku": "A1"}}
+        ],
+    }
+    reply = {"role": "tool", "tool_call_id": "call_9", "content": '{"units": 3}'}  # OpenAI style
+    spans = [
+        chat("c1", 0, [question], [ask]),
+        chat("c2", 3, [question, ask, reply], [{"role": "assistant", "content": "3 left."}]),
+    ]
+    path = tmp_path / "llm_only.json"
+    path.write_text(_otlp_line("t9", spans) + "\n")
+    trace = _only_trace(path)
+    assert [(s.kind.value, s.id, s.parent_id) for s in trace.steps] == [
+        ("llm", "c1", None),
+        ("tool_call", "c1:call0", "c1"),
+        ("tool_result", "c1:call0:result", "c1:call0"),
+        ("llm", "c2", None),
+    ]
+    assert trace.tool_calls[0].arguments == {"sku": "A1"}
+    assert trace.steps[2].result == {"units": 3}
+    assert trace.output == "3 left."
+    assert trace.task.input == "How many A1 left?"
+    assert trace.metadata["tool_calls_from_messages"] == 1
+
+
 def test_task_id_attribute_and_gzip(tmp_path: Path) -> None:
     packed = tmp_path / "single_agent.json.gz"
     packed.write_bytes(gzip.compress((DATA / "single_agent.json").read_bytes()))

@@ -134,7 +134,8 @@ class _Span:
 class _Message:
     role: str
     text: str | None
-    tool_calls: int = 0
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    responses: list[tuple[str, Any]] = field(default_factory=list)  # (call id, result)
 
 
 # --- reading documents ------------------------------------------------------------------------
@@ -447,6 +448,24 @@ def _text_of(content: Any) -> str | None:
     return None
 
 
+def _tool_call(raw: Any) -> ToolCall | None:
+    """A requested call: a ``tool_call`` part, OpenAI ``{id, function}``, OpenInference
+    ``{tool_call: {...}}`` or OpenLLMetry ``{id, name, arguments}``."""
+    if not isinstance(raw, dict):
+        return None
+    raw = raw.get("tool_call", raw)
+    fn = raw.get("function", raw) if isinstance(raw, dict) else None
+    if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
+        return None
+    arguments = _maybe_json(fn.get("arguments"))
+    call_id = raw.get("id")
+    return ToolCall(
+        id=str(call_id) if call_id is not None else None,
+        name=fn["name"],
+        arguments=arguments if isinstance(arguments, dict) else {},
+    )
+
+
 def _message(raw: Any, default_role: str) -> _Message | None:
     """A message in the parts-based schema, OpenAI style, OpenInference or a choice body."""
     if isinstance(raw, str):
@@ -458,15 +477,24 @@ def _message(raw: Any, default_role: str) -> _Message | None:
         raw = {**raw["message"], "role": raw["message"].get("role", default_role)}
     role = str(raw.get("role") or default_role)
     if isinstance(raw.get("parts"), list):
-        parts = raw["parts"]
-        calls = sum(1 for p in parts if isinstance(p, dict) and p.get("type") == "tool_call")
-        return _Message(role, _text_of(parts), calls)
-    calls = raw.get("tool_calls")
-    n_calls = len(calls) if isinstance(calls, list) else 0
+        parts = [p for p in raw["parts"] if isinstance(p, dict)]
+        calls = [_tool_call(p) for p in parts if p.get("type") == "tool_call"]
+        responses = [
+            (str(p.get("id")), _maybe_json(p.get("response", p.get("result"))))
+            for p in parts
+            if p.get("type") == "tool_call_response"
+        ]
+        return _Message(role, _text_of(parts), [c for c in calls if c], responses)
+    raw_calls = raw.get("tool_calls")
+    calls = [_tool_call(c) for c in raw_calls] if isinstance(raw_calls, list) else []
     text = _text_of(raw.get("content"))
     if text is None:
         text = _text_of(raw.get("contents"))
-    return _Message(role, text, n_calls)
+    responses = []
+    if role == "tool" and raw.get("tool_call_id") is not None:
+        responses.append((str(raw["tool_call_id"]), _maybe_json(raw.get("content"))))
+        text = None  # a tool's reply is not a message of the conversation's speakers
+    return _Message(role, text, [c for c in calls if c], responses)
 
 
 def _messages(value: Any, default_role: str) -> list[_Message]:
@@ -677,10 +705,11 @@ def _datetime(ns: int | None) -> datetime | None:
 
 @dataclass
 class _Draft:
-    """A step before ordering: sorted by (time, depth, creation order)."""
+    """A step before ordering: sorted by (time, depth, rank, creation order)."""
 
     time_ns: int
     depth: int
+    rank: int
     fields: dict[str, Any]
 
 
@@ -747,16 +776,20 @@ def _steps(group: _Group, unmapped: Counter[str], notes: dict[str, Any]) -> list
     """The group's steps ordered by start time; the span tree kept in ``id``/``parent_id``."""
     drafts: list[_Draft] = []
 
-    def add(span: _Span, time_ns: int | None, **fields: Any) -> None:
+    def add(span: _Span, time_ns: int | None, *, rank: int = 0, **fields: Any) -> None:
         depth = group.depth(span)
-        drafts.append(_Draft(time_ns if time_ns is not None else 0, depth, fields))
+        drafts.append(_Draft(time_ns if time_ns is not None else 0, depth, rank, fields))
+
+    # without tool spans, the calls the model asked for are the only record of the trajectory
+    calls_from_messages = not any(op == "execute_tool" for op in group.ops.values())
+    open_calls: dict[str, dict[str, Any]] = {}  # call id -> the tool_call step's fields
 
     last_in_scope: dict[str | None, str] = {}  # enclosing agent span id -> last agent there
     transferred: tuple[str | None, str] | None = None
     for span in group.spans:
         op = group.ops[span.span_id]
         agent = group.agent_of(span)
-        common = {
+        common: dict[str, Any] = {
             "agent": agent,
             "parent_id": span.parent_id,
             "started_at": _datetime(span.start_ns),
@@ -854,9 +887,45 @@ def _steps(group: _Group, unmapped: Counter[str], notes: dict[str, Any]) -> list
                 usage=_usage(span.attributes),
                 error=span.error,
             )
-            requested = sum(m.tool_calls for m in outputs)
-            if requested:
-                notes["tool_calls_in_messages"] = notes.get("tool_calls_in_messages", 0) + requested
+            requested = [c for m in outputs for c in m.tool_calls]
+            if calls_from_messages:
+                answered = [r for m in _input_messages(span) for r in m.responses]
+                for call_id, result in answered:
+                    if call_id in open_calls:
+                        call_fields = open_calls.pop(call_id)
+                        add(
+                            span,
+                            span.start_ns,
+                            rank=-1,  # known before this call started
+                            **{
+                                **common,
+                                "agent": call_fields["agent"],
+                                "parent_id": call_fields["id"],
+                            },
+                            kind=StepKind.tool_result,
+                            id=f"{call_fields['id']}:result",
+                            result=result,
+                        )
+                for k, call in enumerate(requested):
+                    fields = {
+                        **common,
+                        "parent_id": span.span_id,
+                        "started_at": _datetime(span.end_ns),
+                        "kind": StepKind.tool_call,
+                        "id": f"{span.span_id}:call{k}",
+                        "tool_call": call,
+                    }
+                    add(span, span.end_ns, rank=1, **fields)
+                    if call.id is not None:
+                        open_calls[call.id] = fields
+                if requested:
+                    notes["tool_calls_from_messages"] = notes.get(
+                        "tool_calls_from_messages", 0
+                    ) + len(requested)
+            elif requested:
+                notes["tool_calls_in_messages"] = notes.get("tool_calls_in_messages", 0) + len(
+                    requested
+                )
         elif op == "plan":
             add(
                 span,
@@ -870,7 +939,7 @@ def _steps(group: _Group, unmapped: Counter[str], notes: dict[str, Any]) -> list
             )
         else:
             unmapped[op or span.name] += 1
-    drafts.sort(key=lambda d: (d.time_ns, d.depth))  # stable: creation order breaks ties
+    drafts.sort(key=lambda d: (d.time_ns, d.depth, d.rank))  # stable: creation order last
     return [Step(index=i, **d.fields) for i, d in enumerate(drafts)]
 
 
