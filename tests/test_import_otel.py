@@ -183,6 +183,34 @@ def test_openinference_dialect() -> None:
     assert [s.duration_s for s in trace.steps] == [1.0, 0.6, None, 1.0]
 
 
+def test_otlp_log_events_join_their_spans() -> None:
+    items = list(read_otel(DATA / "with_logs.json"))
+    trace, orphans = items
+    assert isinstance(trace, Trace) and isinstance(orphans, ReadError)
+    # gen_ai.client.inference.operation.details (line 1) fills the first call's messages;
+    # a deprecated gen_ai.choice log record (event.name attribute, kvlist body) the second's
+    assert trace.task.input == "Translate 'bonjour' to English"
+    assert [(s.kind.value, s.content) for s in trace.steps] == [
+        ("llm", "Hello."),
+        ("llm", "Hello!"),
+    ]
+    assert trace.output == "Hello!"
+    # the application log has no GenAI event name; the stray record names an absent span
+    assert trace.metadata["log_records"] == 3
+    assert trace.metadata["unattached_log_records"] == 1
+    assert (orphans.line, orphans.field) == (3, "traceId")
+    assert "dddddddddddddddddddddddddddddddd" in orphans.message
+
+
+def test_log_files_read_beside_the_span_file(tmp_path: Path) -> None:
+    logs_line, spans_line, _ = (DATA / "with_logs.json").read_text().splitlines()
+    (tmp_path / "logs.json").write_text(logs_line + "\n")
+    (tmp_path / "spans.json").write_text(spans_line + "\n")
+    (trace,) = read_otel(tmp_path / "spans.json", log_files=[tmp_path / "logs.json"])
+    together = next(t for t in read_otel(DATA / "with_logs.json") if isinstance(t, Trace))
+    assert trace == together
+
+
 def test_bad_lines_and_spans_are_reported_and_reading_goes_on() -> None:
     items = list(read_otel(DATA / "malformed.json"))
     source = str(DATA / "malformed.json")

@@ -172,6 +172,9 @@ def import_traces(
     task_id_attribute: Annotated[
         str, typer.Option(help="otel: the span attribute holding the task id.")
     ] = "gen_ai.conversation.id",
+    logs: Annotated[
+        list[Path] | None, typer.Option(help="otel: OTLP logs exports in other files.")
+    ] = None,
 ) -> None:
     """Convert other tools' traces (OpenTelemetry GenAI / OpenInference spans) to native JSONL."""
     from functools import partial
@@ -185,7 +188,7 @@ def import_traces(
         raise usage_error(f"--format must be one of {', '.join(IMPORTERS)}, not {trace_format!r}")
     if group_by not in ("trace", "conversation"):
         raise usage_error(f"--group-by must be 'trace' or 'conversation', not {group_by!r}")
-    missing = [p for p in paths if not p.is_file()]
+    missing = [p for p in [*paths, *(logs or [])] if not p.is_file()]
     if missing:
         raise usage_error(f"no such file: {missing[0]}")
     read: Importer = IMPORTERS[trace_format]
@@ -194,6 +197,7 @@ def import_traces(
             read_otel,
             group_by="trace" if group_by == "trace" else "conversation",
             task_id_attribute=task_id_attribute,
+            log_files=logs or [],
         )
     errors: list[ReadError] = []
 

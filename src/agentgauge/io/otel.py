@@ -31,7 +31,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -986,10 +986,11 @@ def _params(group: _Group) -> dict[str, Any]:
     return {}
 
 
-def _build_trace(spans: list[_Span], trace_id: str, task_id_attribute: str) -> Trace:
+def _build_trace(
+    spans: list[_Span], trace_id: str, task_id_attribute: str, notes: dict[str, Any]
+) -> Trace:
     group = _Group(spans)
     unmapped: Counter[str] = Counter()
-    notes: dict[str, Any] = {}
     steps = _steps(group, unmapped, notes)
     root, top_agents = _root(group)
 
@@ -1063,11 +1064,76 @@ def _build_trace(spans: list[_Span], trace_id: str, task_id_attribute: str) -> T
 # --- the reader -------------------------------------------------------------------------------
 
 
+def _log_events(
+    doc: dict[str, Any], source: str, line: int
+) -> tuple[list[_LogEvent], list[_BadField]]:
+    """The GenAI events of an OTLP logs export, each with the span it belongs to."""
+    events: list[_LogEvent] = []
+    errors: list[_BadField] = []
+    for i, rl in enumerate(doc.get("resourceLogs") or []):
+        for j, sl in enumerate((rl or {}).get("scopeLogs") or []):
+            for k, rec in enumerate((sl or {}).get("logRecords") or []):
+                where = f"resourceLogs[{i}].scopeLogs[{j}].logRecords[{k}]"
+                try:
+                    attrs = _attributes(rec.get("attributes"), f"{where}.attributes")
+                    body = _any_value(rec.get("body"), f"{where}.body")
+                except _BadField as exc:
+                    errors.append(exc)
+                    continue
+                name = str(rec.get("eventName") or attrs.pop("event.name", "") or "")
+                if not name.startswith("gen_ai."):
+                    continue  # application logs: nothing an agent trace is made of
+                trace_id, span_id = _hex_id(rec.get("traceId")), _hex_id(rec.get("spanId"))
+                if trace_id is None or span_id is None:
+                    missing = "traceId" if trace_id is None else "spanId"
+                    errors.append(_BadField(f"{where}.{missing}", f"missing: {name} names no span"))
+                    continue
+                if isinstance(body, dict):
+                    attrs.update(body)
+                elif body is not None:
+                    attrs.setdefault("content", body)
+                events.append(_LogEvent(trace_id, span_id, source, line, _Event(name, attrs)))
+    return events, errors
+
+
+@dataclass
+class _LogEvent:
+    trace_id: str
+    span_id: str
+    source: str
+    line: int
+    event: _Event
+
+
+def _attach(spans: list[_Span], logs: list[_LogEvent]) -> dict[str, Any]:
+    """Put log events on their spans; returns notes for the trace's metadata.
+
+    ``gen_ai.client.inference.operation.details`` carries span-attribute keys (messages,
+    tool definitions), which fill the span's missing attributes; older events join the span's
+    events.
+    """
+    by_id = {s.span_id: s for s in spans}
+    unattached = 0
+    for log in logs:
+        span = by_id.get(log.span_id)
+        if span is None:
+            unattached += 1
+        elif log.event.name == "gen_ai.client.inference.operation.details":
+            for key, value in log.event.attributes.items():
+                span.attributes.setdefault(key, value)
+        else:
+            span.events.append(log.event)
+    notes: dict[str, Any] = {"log_records": len(logs)} if logs else {}
+    if unattached:
+        notes["unattached_log_records"] = unattached
+    return notes
+
+
 def _trace_or_error(
-    spans: list[_Span], group_id: str, source: str, task_id_attribute: str
+    spans: list[_Span], logs: list[_LogEvent], group_id: str, source: str, task_id_attribute: str
 ) -> Trace | ReadError:
     try:
-        return _build_trace(spans, group_id, task_id_attribute)
+        return _build_trace(spans, group_id, task_id_attribute, _attach(spans, logs))
     except ValidationError as exc:
         first = exc.errors()[0]
         line = min(s.line for s in spans)
@@ -1083,27 +1149,59 @@ def _conversation_of(spans: list[_Span]) -> str | None:
     return None
 
 
+def _late(kind: str, trace_id: str) -> _BadField:
+    return _BadField(
+        "traceId",
+        f"{kind} of trace {trace_id} came after the trace's root span and the trace was "
+        "already imported without it",
+    )
+
+
+def _preload_logs(
+    paths: Sequence[str | Path], logs: dict[str, list[_LogEvent]]
+) -> Iterator[ReadError]:
+    for path in paths:
+        for item in _documents(path):
+            if isinstance(item, ReadError):
+                yield item
+                continue
+            line, doc = item
+            if not isinstance(doc, dict) or "resourceLogs" not in doc:
+                yield ReadError(str(path), line, "resourceLogs", "missing: not an OTLP logs export")
+                continue
+            events, errors = _log_events(doc, str(path), line)
+            for ev in events:
+                logs.setdefault(ev.trace_id, []).append(ev)
+            if errors:
+                yield _line_error(str(path), line, errors)
+
+
 def read_otel(
     path: str | Path,
     *,
     group_by: GroupBy = "trace",
     task_id_attribute: str = DEFAULT_TASK_ID_ATTRIBUTE,
+    log_files: Sequence[str | Path] = (),
 ) -> Iterator[Trace | ReadError]:
     """Stream the agent runs of an OTLP/JSON span file as Traces.
 
     Args:
         path: the file (``.gz`` accepted): one OTLP ``ExportTraceServiceRequest`` JSON per line
             (the Collector's file exporter), one or several concatenated JSON documents, or a
-            JSON list of flattened spans.
+            JSON list of flattened spans. OTLP logs exports (``resourceLogs``) in the same file
+            are read too: their GenAI events join the spans they name.
         group_by: ``trace`` (one Trace per trace id, emitted once its root span is read) or
             ``conversation`` (one Trace per ``gen_ai.conversation.id`` / ``session.id``, traces
             without one stand alone; holds the file's spans until its end).
         task_id_attribute: the span attribute that holds the task id (searched on the root span
             first, then on every span; ``session.id`` is the fallback); the trace id otherwise.
+        log_files: OTLP logs exports written to other files (read first, held in memory).
     """
     if group_by not in ("trace", "conversation"):
         raise ValueError(f"group_by must be 'trace' or 'conversation', not {group_by!r}")
     source = str(path)
+    open_logs: dict[str, list[_LogEvent]] = {}
+    yield from _preload_logs(log_files, open_logs)
     open_traces: dict[str, list[_Span]] = {}
     emitted: set[str] = set()
     for item in _documents(path):
@@ -1111,32 +1209,49 @@ def read_otel(
             yield item
             continue
         line, doc = item
-        spans, errors = _spans_of(doc, line)
         completed: list[str] = []
-        for span in spans:
-            if span.trace_id in emitted:
-                errors.append(
-                    _BadField(
-                        "traceId",
-                        f"span {span.span_id} of trace {span.trace_id} came after the trace's "
-                        "root span and the trace was already imported without it",
-                    )
-                )
-                continue
-            open_traces.setdefault(span.trace_id, []).append(span)
-            if group_by == "trace" and span.parent_id is None and span.trace_id not in completed:
-                completed.append(span.trace_id)
+        if isinstance(doc, dict) and "resourceLogs" in doc:
+            events, errors = _log_events(doc, source, line)
+            for ev in events:
+                if ev.trace_id in emitted:
+                    errors.append(_late(f"log record {ev.event.name}", ev.trace_id))
+                else:
+                    open_logs.setdefault(ev.trace_id, []).append(ev)
+        else:
+            spans, errors = _spans_of(doc, line)
+            for span in spans:
+                if span.trace_id in emitted:
+                    errors.append(_late(f"span {span.span_id}", span.trace_id))
+                    continue
+                open_traces.setdefault(span.trace_id, []).append(span)
+                if group_by == "trace" and span.parent_id is None:
+                    completed.append(span.trace_id)
         if errors:
             yield _line_error(source, line, errors)
-        for trace_id in completed:
+        for trace_id in dict.fromkeys(completed):
             emitted.add(trace_id)
-            yield _trace_or_error(open_traces.pop(trace_id), trace_id, source, task_id_attribute)
-    if group_by == "trace":
-        for trace_id, spans in open_traces.items():
-            yield _trace_or_error(spans, trace_id, source, task_id_attribute)
-        return
-    conversations: dict[str, list[_Span]] = {}
+            yield _trace_or_error(
+                open_traces.pop(trace_id),
+                open_logs.pop(trace_id, []),
+                trace_id,
+                source,
+                task_id_attribute,
+            )
+    groups: dict[str, list[str]] = {}
     for trace_id, spans in open_traces.items():
-        conversations.setdefault(_conversation_of(spans) or trace_id, []).extend(spans)
-    for group_id, spans in conversations.items():
-        yield _trace_or_error(spans, group_id, source, task_id_attribute)
+        key = _conversation_of(spans) if group_by == "conversation" else None
+        groups.setdefault(key or trace_id, []).append(trace_id)
+    for group_id, trace_ids in groups.items():
+        spans = [s for t in trace_ids for s in open_traces[t]]
+        logs = [ev for t in trace_ids for ev in open_logs.pop(t, [])]
+        yield _trace_or_error(spans, logs, group_id, source, task_id_attribute)
+    for trace_id, logs in open_logs.items():
+        # records from log_files may belong to spans in other span files: only this file's count
+        orphans = [ev for ev in logs if ev.source == source]
+        if orphans:
+            yield ReadError(
+                source,
+                orphans[0].line,
+                "traceId",
+                f"{len(orphans)} GenAI log records of trace {trace_id} match no span",
+            )
