@@ -379,6 +379,91 @@ def test_negative_token_count_is_an_error_not_a_crash(tmp_path: Path) -> None:
     assert error.field == "trace t: output_tokens"
 
 
+def test_javascript_console_exporter_spans(tmp_path: Path) -> None:
+    # @opentelemetry/sdk-trace-base ConsoleSpanExporter: id, parentId, microsecond times
+    spans = [
+        {
+            "traceId": "js1",
+            "id": "r",
+            "name": "invoke_agent Bot",
+            "timestamp": 1_700_000_000_000_000,
+            "duration": 2_500_000,
+            "attributes": {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "Bot"},
+        },
+        {
+            "traceId": "js1",
+            "parentId": "r",
+            "id": "t",
+            "name": "execute_tool add",
+            "timestamp": 1_700_000_000_500_000,
+            "duration": 250_000,
+            "attributes": {"gen_ai.tool.name": "add", "gen_ai.tool.call.arguments": '{"a": 1}'},
+        },
+    ]
+    path = tmp_path / "js.json"
+    path.write_text(json.dumps(spans, indent=2))
+    trace = _only_trace(path)
+    assert (trace.agent, trace.duration_s) == ("Bot", 2.5)
+    assert [(s.kind.value, s.agent, s.duration_s) for s in trace.steps] == [
+        ("tool_call", "Bot", 0.25)
+    ]
+    assert trace.tool_calls[0].arguments == {"a": 1}
+
+
+def test_broken_envelopes_and_values_never_crash_the_reader(tmp_path: Path) -> None:
+    root = json.loads((DATA / "single_agent.json").read_text().splitlines()[2])
+    span = root["resourceSpans"][0]["scopeSpans"][0]["spans"][0]
+    lines = [
+        '{"resourceSpans": "oops"}',
+        '{"resourceSpans": [{"resource": 3, "scopeSpans": []}]}',
+        '{"resourceLogs": [{"scopeLogs": [{"logRecords": [7]}]}]}',
+        "[1, 2]",
+        "42",
+    ]
+    for n, key in enumerate(sorted(span)):
+        for bad in (None, 1, "x", [], {}, [{"key": 1}], True):
+            mutated = {**span, key: bad, "traceId": f"m{n}-{bad!r}"}
+            envelope = {"resourceSpans": [{"scopeSpans": [{"spans": [mutated]}]}]}
+            lines.append(json.dumps(envelope))
+    path = tmp_path / "broken.json"
+    path.write_text("\n".join(lines) + "\n")
+    items = list(read_otel(path))
+    assert all(isinstance(i, Trace | ReadError) for i in items)
+    errors = {i.line: i for i in items if isinstance(i, ReadError)}
+    assert errors[1].field == "resourceSpans"
+    assert errors[2].field == "resourceSpans[0].resource"
+    assert errors[3].field == "resourceLogs[0].scopeLogs[0].logRecords[0]"
+    assert errors[4].field == "[0]"
+    assert errors[5].field is None
+    assert sum(isinstance(i, Trace) for i in items) > 0
+
+
+def test_odd_attribute_values_never_crash_the_builder(tmp_path: Path) -> None:
+    lines = (DATA / "single_agent.json").read_text().splitlines()
+    odd: list[dict[str, object]] = [
+        {"stringValue": '[1, "x", null, {"parts": 5}, {"role": 1, "parts": [1, {"type": 2}]}]'},
+        {"stringValue": '[{"message": {"contents": [{"message_content": "s"}]}}]'},
+        {"stringValue": '[{"function": {"name": "f", "parameters": "not a schema"}}]'},
+        {"stringValue": '{"name": 3}'},
+        {"stringValue": "-7"},
+        {"intValue": "-5"},
+        {"boolValue": True},
+        {"arrayValue": {"values": [{"intValue": "1"}]}},
+        {"kvlistValue": {"values": [{"key": "x", "value": {"stringValue": "y"}}]}},
+        {},
+    ]
+    first = json.loads(lines[0])
+    chat = first["resourceSpans"][0]["scopeSpans"][0]["spans"][0]  # the richest span
+    for index in range(len(chat["attributes"])):
+        for value in odd:
+            chat["attributes"][index]["value"], kept = value, chat["attributes"][index]["value"]
+            path = tmp_path / "odd.json"
+            path.write_text("\n".join([json.dumps(first), *lines[1:]]) + "\n")
+            items = list(read_otel(path))
+            assert len(items) == 1 and isinstance(items[0], Trace | ReadError)
+            chat["attributes"][index]["value"] = kept
+
+
 def test_registry() -> None:
     assert set(IMPORTERS) == {"native", "otel"}
     assert get_importer("native") is read_traces

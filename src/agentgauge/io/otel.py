@@ -73,14 +73,6 @@ _REQUEST_PARAMS = {
     "gen_ai.request.frequency_penalty": "frequency_penalty",
     "gen_ai.request.presence_penalty": "presence_penalty",
 }
-_SPAN_KINDS = {
-    0: "unspecified",
-    1: "internal",
-    2: "server",
-    3: "client",
-    4: "producer",
-    5: "consumer",
-}
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
@@ -104,7 +96,6 @@ class _Span:
     span_id: str
     parent_id: str | None
     name: str
-    kind: str
     start_ns: int | None
     end_ns: int | None
     attributes: dict[str, Any]
@@ -270,15 +261,6 @@ def _nanos(value: Any, where: str) -> int | None:
     raise _BadField(where, f"expected a time, got {type(value).__name__}")
 
 
-def _span_kind(value: Any) -> str:
-    if isinstance(value, int):
-        return _SPAN_KINDS.get(value, str(value))
-    if isinstance(value, str) and value:
-        # "SPAN_KIND_CLIENT" (OTLP) or "SpanKind.CLIENT" (Python SDK)
-        return re.split(r"[._]", value)[-1].lower()
-    return "unspecified"
-
-
 def _hex_id(value: Any) -> str | None:
     if value is None or value == "":
         return None
@@ -302,22 +284,33 @@ def _decode_span(
     context: dict[str, Any] = raw["context"] if isinstance(raw.get("context"), dict) else {}
     ids = {**context, **raw}
     trace_key, trace_id = _first(ids, "traceId", "trace_id")
-    span_key, span_id = _first(ids, "spanId", "span_id")
+    span_key, span_id = _first(ids, "spanId", "span_id", "id")
+    parent_key, parent = _first(raw, "parentSpanId", "parent_span_id", "parent_id", "parentId")
+    for key, value in ((trace_key, trace_id), (span_key, span_id), (parent_key, parent)):
+        if value is not None and not isinstance(value, str):
+            raise _BadField(f"{where}.{key}", f"expected a hex string, got {value!r:.40}")
     if _hex_id(trace_id) is None:
         raise _BadField(f"{where}.{trace_key}", "missing: every span needs its trace id")
     if _hex_id(span_id) is None:
         raise _BadField(f"{where}.{span_key}", "missing: every span needs its span id")
-    _, parent = _first(raw, "parentSpanId", "parent_span_id", "parent_id")
     start_key, start = _first(raw, "startTimeUnixNano", "start_time")
     end_key, end = _first(raw, "endTimeUnixNano", "end_time")
+    start_ns, end_ns = _nanos(start, f"{where}.{start_key}"), _nanos(end, f"{where}.{end_key}")
+    if start_ns is None and isinstance(raw.get("timestamp"), int | float):
+        # the JavaScript console exporter: microseconds since the epoch and a duration
+        start_ns = int(raw["timestamp"] * 1000)
+        if isinstance(raw.get("duration"), int | float):
+            end_ns = start_ns + int(raw["duration"] * 1000)
     status: dict[str, Any] = raw["status"] if isinstance(raw.get("status"), dict) else {}
     code = status.get("code", status.get("status_code"))
     message = status.get("message", status.get("description"))
-    events = []
-    for i, ev in enumerate(raw.get("events") or []):
-        if isinstance(ev, dict):
-            attrs = _attributes(ev.get("attributes"), f"{where}.events[{i}].attributes")
-            events.append(_Event(str(ev.get("name", "")), attrs))
+    events: list[_Event] = []
+    bad: list[_BadField] = []
+    for i, ev in _objects(raw.get("events"), f"{where}.events", bad):
+        attrs = _attributes(ev.get("attributes"), f"{where}.events[{i}].attributes")
+        events.append(_Event(str(ev.get("name", "")), attrs))
+    if bad:
+        raise bad[0]
     own_resource = raw.get("resource")
     if isinstance(own_resource, dict) and "attributes" in own_resource:
         resource = _attributes(own_resource["attributes"], f"{where}.resource.attributes")
@@ -326,9 +319,8 @@ def _decode_span(
         span_id=str(_hex_id(span_id)),
         parent_id=_hex_id(parent),
         name=str(raw.get("name") or ""),
-        kind=_span_kind(raw.get("kind")),
-        start_ns=_nanos(start, f"{where}.{start_key}"),
-        end_ns=_nanos(end, f"{where}.{end_key}"),
+        start_ns=start_ns,
+        end_ns=end_ns,
         attributes=_attributes(raw.get("attributes"), f"{where}.attributes"),
         events=events,
         status_error=code in (2, "2", "STATUS_CODE_ERROR", "ERROR", "StatusCode.ERROR"),
@@ -362,26 +354,41 @@ def _spans_of(doc: Any, line: int) -> tuple[list[_Span], list[_BadField]]:
     if not isinstance(doc, dict):
         return [], [_BadField("", f"expected a JSON object or list, got {type(doc).__name__}")]
     if "resourceSpans" not in doc:
-        if "name" in doc and ("context" in doc or "spanId" in doc or "span_id" in doc):
+        if "name" in doc and any(k in doc for k in ("context", "spanId", "span_id", "id")):
             take(doc, "span", {}, None)
             return spans, errors
         return [], [_BadField("resourceSpans", "missing: not an OTLP trace export nor a span")]
-    for i, rs in enumerate(doc.get("resourceSpans") or []):
+    for i, rs in _objects(doc.get("resourceSpans"), "resourceSpans", errors):
         where_rs = f"resourceSpans[{i}]"
         try:
             resource = _attributes(
-                ((rs or {}).get("resource") or {}).get("attributes"), f"{where_rs}.resource"
+                (rs.get("resource") or {}).get("attributes"), f"{where_rs}.resource"
             )
-        except _BadField as exc:
-            errors.append(exc)
+        except (_BadField, AttributeError):
+            errors.append(_BadField(f"{where_rs}.resource", "expected a resource object"))
             continue
         scope_key = "scopeSpans" if "scopeSpans" in rs else "instrumentationLibrarySpans"
-        for j, ss in enumerate(rs.get(scope_key) or []):
-            scope_info = (ss or {}).get("scope") or (ss or {}).get("instrumentationLibrary") or {}
+        for j, ss in _objects(rs.get(scope_key), f"{where_rs}.{scope_key}", errors):
+            scope_info = ss.get("scope") or ss.get("instrumentationLibrary")
             scope = scope_info.get("name") if isinstance(scope_info, dict) else None
-            for k, raw in enumerate((ss or {}).get("spans") or []):
-                take(raw, f"{where_rs}.{scope_key}[{j}].spans[{k}]", resource, scope)
+            where_ss = f"{where_rs}.{scope_key}[{j}].spans"
+            for k, raw in _objects(ss.get("spans"), where_ss, errors):
+                take(raw, f"{where_ss}[{k}]", resource, scope)
     return spans, errors
+
+
+def _objects(value: Any, where: str, errors: list[_BadField]) -> Iterator[tuple[int, Any]]:
+    """The items of a list in the export's envelope; a non-list or a non-object is an error."""
+    if value is None:
+        return
+    if not isinstance(value, list):
+        errors.append(_BadField(where, f"expected a list, got {type(value).__name__}"))
+        return
+    for i, item in enumerate(value):
+        if isinstance(item, dict):
+            yield i, item
+        else:
+            errors.append(_BadField(f"{where}[{i}]", f"expected an object, got {item!r:.40}"))
 
 
 def _line_error(source: str, line: int, errors: list[_BadField]) -> ReadError:
@@ -440,7 +447,7 @@ def _text_of(content: Any) -> str | None:
                 texts.append(part)
             elif isinstance(part, dict):
                 part = part.get("message_content", part)
-                if part.get("type", "text") == "text":
+                if isinstance(part, dict) and part.get("type", "text") == "text":
                     value = part.get("content", part.get("text"))
                     if isinstance(value, str):
                         texts.append(value)
@@ -1070,10 +1077,11 @@ def _log_events(
     """The GenAI events of an OTLP logs export, each with the span it belongs to."""
     events: list[_LogEvent] = []
     errors: list[_BadField] = []
-    for i, rl in enumerate(doc.get("resourceLogs") or []):
-        for j, sl in enumerate((rl or {}).get("scopeLogs") or []):
-            for k, rec in enumerate((sl or {}).get("logRecords") or []):
-                where = f"resourceLogs[{i}].scopeLogs[{j}].logRecords[{k}]"
+    for i, rl in _objects(doc.get("resourceLogs"), "resourceLogs", errors):
+        for j, sl in _objects(rl.get("scopeLogs"), f"resourceLogs[{i}].scopeLogs", errors):
+            where_sl = f"resourceLogs[{i}].scopeLogs[{j}].logRecords"
+            for k, rec in _objects(sl.get("logRecords"), where_sl, errors):
+                where = f"{where_sl}[{k}]"
                 try:
                     attrs = _attributes(rec.get("attributes"), f"{where}.attributes")
                     body = _any_value(rec.get("body"), f"{where}.body")
