@@ -235,51 +235,60 @@ def test_bad_lines_and_spans_are_reported_and_reading_goes_on() -> None:
     assert (y.agent, y.steps) == ("Y", [])
 
 
-def _otlp_line(trace_id: str, spans: list[dict[str, object]]) -> str:
+def _otlp_line(spans: list[dict[str, object]]) -> str:
     return json.dumps(
         {"resourceSpans": [{"resource": {}, "scopeSpans": [{"scope": {}, "spans": spans}]}]}
     )
 
 
-def _turn(trace_id: str, span_id: str, start_s: int, answer: str) -> list[dict[str, object]]:
-    def attr(key: str, value: str) -> dict[str, object]:
-        return {"key": key, "value": {"stringValue": value}}
-
+def _span(
+    trace_id: str,
+    span_id: str,
+    name: str,
+    seconds: tuple[int, int],
+    attributes: dict[str, str | int],
+    parent: str | None = None,
+) -> dict[str, object]:
+    """An OTLP/JSON span; ``seconds`` = (start, end) after the fixtures' clock start."""
     base = 1_700_000_000_000_000_000
-    agent = {
+
+    def value(v: str | int) -> dict[str, str]:
+        return {"intValue": str(v)} if isinstance(v, int) else {"stringValue": v}
+
+    return {
         "traceId": trace_id,
-        "spanId": span_id + "a",
-        "name": "invoke_agent Helper",
-        "startTimeUnixNano": str(base + start_s * 10**9),
-        "endTimeUnixNano": str(base + (start_s + 2) * 10**9),
-        "attributes": [
-            attr("gen_ai.operation.name", "invoke_agent"),
-            attr("gen_ai.agent.name", "Helper"),
-            attr("gen_ai.conversation.id", "chat-1"),
-        ],
+        "spanId": span_id,
+        "parentSpanId": parent or "",
+        "name": name,
+        "startTimeUnixNano": str(base + seconds[0] * 10**9),
+        "endTimeUnixNano": str(base + seconds[1] * 10**9),
+        "attributes": [{"key": k, "value": value(v)} for k, v in attributes.items()],
+    }
+
+
+def _turn(trace_id: str, span_id: str, start_s: int, answer: str) -> list[dict[str, object]]:
+    agent = {
+        "gen_ai.operation.name": "invoke_agent",
+        "gen_ai.agent.name": "Helper",
+        "gen_ai.conversation.id": "chat-1",
     }
     chat = {
-        "traceId": trace_id,
-        "spanId": span_id + "c",
-        "parentSpanId": span_id + "a",
-        "name": "chat m",
-        "startTimeUnixNano": str(base + start_s * 10**9),
-        "endTimeUnixNano": str(base + (start_s + 1) * 10**9),
-        "attributes": [
-            attr("gen_ai.operation.name", "chat"),
-            attr("gen_ai.output.messages", json.dumps([{"role": "assistant", "content": answer}])),
-            {"key": "gen_ai.usage.input_tokens", "value": {"intValue": "7"}},
-        ],
+        "gen_ai.operation.name": "chat",
+        "gen_ai.output.messages": json.dumps([{"role": "assistant", "content": answer}]),
+        "gen_ai.usage.input_tokens": 7,
     }
-    return [chat, agent]
+    return [
+        _span(trace_id, span_id + "c", "chat m", (start_s, start_s + 1), chat, span_id + "a"),
+        _span(trace_id, span_id + "a", "invoke_agent Helper", (start_s, start_s + 2), agent),
+    ]
 
 
 def test_group_by_conversation(tmp_path: Path) -> None:
     path = tmp_path / "turns.json"
     path.write_text(
-        _otlp_line("t1", _turn("t1", "s1", 0, "Hello!"))
+        _otlp_line(_turn("t1", "s1", 0, "Hello!"))
         + "\n"
-        + _otlp_line("t2", _turn("t2", "s2", 10, "Goodbye!"))
+        + _otlp_line(_turn("t2", "s2", 10, "Goodbye!"))
         + "\n"
     )
     per_trace = list(read_otel(path))
@@ -297,18 +306,11 @@ def test_group_by_conversation(tmp_path: Path) -> None:
 
 def test_tool_calls_from_messages_when_no_tool_span(tmp_path: Path) -> None:
     def chat(span_id: str, start_s: int, inputs: object, outputs: object) -> dict[str, object]:
-        base = 1_700_000_000_000_000_000
-        return {
-            "traceId": "t9",
-            "spanId": span_id,
-            "name": "chat m",
-            "startTimeUnixNano": str(base + start_s * 10**9),
-            "endTimeUnixNano": str(base + (start_s + 1) * 10**9),
-            "attributes": [
-                {"key": "gen_ai.input.messages", "value": {"stringValue": json.dumps(inputs)}},
-                {"key": "gen_ai.output.messages", "value": {"stringValue": json.dumps(outputs)}},
-            ],
+        messages = {
+            "gen_ai.input.messages": json.dumps(inputs),
+            "gen_ai.output.messages": json.dumps(outputs),
         }
+        return _span("t9", span_id, "chat m", (start_s, start_s + 1), messages)
 
     question = {"role": "user", "parts": [{"type": "text", "content": "How many A1 left?"}]}
     ask = {
@@ -323,7 +325,7 @@ def test_tool_calls_from_messages_when_no_tool_span(tmp_path: Path) -> None:
         chat("c2", 3, [question, ask, reply], [{"role": "assistant", "content": "3 left."}]),
     ]
     path = tmp_path / "llm_only.json"
-    path.write_text(_otlp_line("t9", spans) + "\n")
+    path.write_text(_otlp_line(spans) + "\n")
     trace = _only_trace(path)
     assert [(s.kind.value, s.id, s.parent_id) for s in trace.steps] == [
         ("llm", "c1", None),
@@ -346,37 +348,37 @@ def test_task_id_attribute_and_gzip(tmp_path: Path) -> None:
     assert len(trace.steps) == 6
 
 
-def test_bad_attribute_value_names_its_field(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("key", "value", "blank_lines", "line", "field", "says"),
+    [
+        # an attribute value that cannot be decoded: the span is dropped with its field path
+        (
+            "gen_ai.usage.input_tokens",
+            "many",
+            1,
+            2,
+            "resourceSpans[0].scopeSpans[0].spans[0].attributes[0].value",
+            "many",
+        ),
+        # a value the record rejects: the trace is reported, at its first span's line
+        ("gen_ai.usage.output_tokens", "-3", 0, 1, "trace t: output_tokens", "greater than"),
+    ],
+)
+def test_bad_values_are_errors_not_crashes(
+    tmp_path: Path, key: str, value: str, blank_lines: int, line: int, field: str, says: str
+) -> None:
     span = {
         "traceId": "t",
         "spanId": "s",
         "name": "chat m",
-        "attributes": [{"key": "gen_ai.usage.input_tokens", "value": {"intValue": "many"}}],
+        "attributes": [{"key": key, "value": {"intValue": value}}],
     }
     path = tmp_path / "bad.json"
-    path.write_text("\n" + _otlp_line("t", [span]) + "\n")
+    path.write_text("\n" * blank_lines + _otlp_line([span]) + "\n")
     (error,) = read_otel(path)
     assert isinstance(error, ReadError)
-    assert (error.line, error.field) == (
-        2,
-        "resourceSpans[0].scopeSpans[0].spans[0].attributes[0].value",
-    )
-    assert "many" in error.message
-
-
-def test_negative_token_count_is_an_error_not_a_crash(tmp_path: Path) -> None:
-    span = {
-        "traceId": "t",
-        "spanId": "s",
-        "name": "chat m",
-        "attributes": [{"key": "gen_ai.usage.output_tokens", "value": {"intValue": "-3"}}],
-    }
-    path = tmp_path / "neg.json"
-    path.write_text(_otlp_line("t", [span]) + "\n")
-    (error,) = read_otel(path)
-    assert isinstance(error, ReadError)
-    assert error.line == 1
-    assert error.field == "trace t: output_tokens"
+    assert (error.line, error.field) == (line, field)
+    assert says in error.message
 
 
 def test_javascript_console_exporter_spans(tmp_path: Path) -> None:

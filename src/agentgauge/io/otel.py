@@ -58,12 +58,6 @@ _OPENINFERENCE_OPS = {
     "RETRIEVER": "retrieval",
     "EMBEDDING": "embeddings",
 }
-_INPUT_EVENTS = {
-    "gen_ai.system.message": "system",
-    "gen_ai.user.message": "user",
-    "gen_ai.assistant.message": "assistant",
-    "gen_ai.tool.message": "tool",
-}
 _REQUEST_PARAMS = {
     "gen_ai.request.temperature": "temperature",
     "gen_ai.request.top_p": "top_p",
@@ -519,46 +513,72 @@ def _plain_value(attrs: dict[str, Any], key: str) -> str | None:
     return None
 
 
-def _input_messages(span: _Span) -> list[_Message]:
+@dataclass(frozen=True)
+class _Direction:
+    """Where one side of a model call (its input or its output) may be recorded."""
+
+    attribute: str  # the current conventions' attribute
+    legacy: str  # the older attribute (JSON, or flattened by OpenLLMetry)
+    legacy_event: str  # the event that carried the older attribute
+    openinference: str  # OpenInference's flattened prefix
+    plain: str  # OpenInference's plain value
+    role: str  # the default role
+    events: dict[str, str]  # deprecated events -> their role
+
+
+_INPUT = _Direction(
+    "gen_ai.input.messages",
+    "gen_ai.prompt",
+    "gen_ai.content.prompt",
+    "llm.input_messages",
+    "input.value",
+    "user",
+    {
+        "gen_ai.system.message": "system",
+        "gen_ai.user.message": "user",
+        "gen_ai.assistant.message": "assistant",
+        "gen_ai.tool.message": "tool",
+    },
+)
+_OUTPUT = _Direction(
+    "gen_ai.output.messages",
+    "gen_ai.completion",
+    "gen_ai.content.completion",
+    "llm.output_messages",
+    "output.value",
+    "assistant",
+    {"gen_ai.choice": "assistant"},
+)
+
+
+def _span_messages(span: _Span, side: _Direction) -> list[_Message]:
+    """One side's messages, from the first place that has any (see the module docs)."""
     attrs = span.attributes
-    for key in ("gen_ai.input.messages", "gen_ai.prompt"):
+    for key in (side.attribute, side.legacy):
         if attrs.get(key) not in (None, ""):
-            return _messages(attrs[key], "user")
-    for prefix in ("gen_ai.prompt", "llm.input_messages"):
+            return _messages(attrs[key], side.role)
+    for prefix in (side.legacy, side.openinference):
         flat = _unflatten(attrs, prefix)
         if flat:
-            return _messages(flat, "user")
+            return _messages(flat, side.role)
     from_events = []
     for ev in span.events:
-        if ev.name in _INPUT_EVENTS:
-            from_events += _messages(_event_body(ev), _INPUT_EVENTS[ev.name])
-        elif ev.name == "gen_ai.content.prompt":
-            from_events += _messages(ev.attributes.get("gen_ai.prompt"), "user")
+        if ev.name in side.events:
+            from_events += _messages(_event_body(ev), side.events[ev.name])
+        elif ev.name == side.legacy_event:
+            from_events += _messages(ev.attributes.get(side.legacy), side.role)
     if from_events:
         return from_events
-    text = _plain_value(attrs, "input.value")
-    return [_Message("user", text)] if text else []
+    text = _plain_value(attrs, side.plain)
+    return [_Message(side.role, text)] if text else []
+
+
+def _input_messages(span: _Span) -> list[_Message]:
+    return _span_messages(span, _INPUT)
 
 
 def _output_messages(span: _Span) -> list[_Message]:
-    attrs = span.attributes
-    for key in ("gen_ai.output.messages", "gen_ai.completion"):
-        if attrs.get(key) not in (None, ""):
-            return _messages(attrs[key], "assistant")
-    for prefix in ("gen_ai.completion", "llm.output_messages"):
-        flat = _unflatten(attrs, prefix)
-        if flat:
-            return _messages(flat, "assistant")
-    from_events = []
-    for ev in span.events:
-        if ev.name == "gen_ai.choice":
-            from_events += _messages(_event_body(ev), "assistant")
-        elif ev.name == "gen_ai.content.completion":
-            from_events += _messages(ev.attributes.get("gen_ai.completion"), "assistant")
-    if from_events:
-        return from_events
-    text = _plain_value(attrs, "output.value")
-    return [_Message("assistant", text)] if text else []
+    return _span_messages(span, _OUTPUT)
 
 
 def _event_body(ev: _Event) -> Any:
