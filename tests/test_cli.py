@@ -110,9 +110,9 @@ def test_fail_under_and_usage_errors(tmp_path: Path) -> None:
     data.write_text("\n".join(_lines(5)) + "\n")
     suite = str(_suite(tmp_path))
     db = str(tmp_path / "a.db")
-    ok = runner.invoke(
-        app,
-        [
+
+    def gate(threshold: str) -> int:
+        args = [
             "evaluate",
             str(data),
             "--suite",
@@ -123,27 +123,12 @@ def test_fail_under_and_usage_errors(tmp_path: Path) -> None:
             "1",
             "--no-progress",
             "--fail-under",
-            "0.4",
-        ],
-    )
-    assert ok.exit_code == 0, ok.output  # mean = (0 + .25 + .5 + .75 + 1) / 5 = 0.5
-    low = runner.invoke(
-        app,
-        [
-            "evaluate",
-            str(data),
-            "--suite",
-            suite,
-            "--db",
-            db,
-            "--jobs",
-            "1",
-            "--no-progress",
-            "--fail-under",
-            "0.6",
-        ],
-    )
-    assert low.exit_code == 1
+            threshold,
+        ]
+        return runner.invoke(app, args).exit_code
+
+    assert gate("0.4") == 0  # mean = (0 + .25 + .5 + .75 + 1) / 5 = 0.5
+    assert gate("0.6") == 1
     bad = tmp_path / "bad.toml"
     bad.write_text('metrics = ["cli_steps"]\n[weights]\nclisteps = 1\n')
     res = runner.invoke(app, ["evaluate", str(data), "--suite", str(bad), "--db", db])

@@ -105,6 +105,15 @@ class Suite(BaseModel):
         return suite
 
 
+_REVIEW_METRICS = (
+    "time_taken",
+    "task_success",
+    "coordination_quality",
+    "tool_efficiency",
+    "planning_rational",
+    "output_similarity",
+)
+
 BUILTIN_SUITES: dict[str, dict[str, Any]] = {
     "behavior": {
         "metrics": [
@@ -134,25 +143,8 @@ BUILTIN_SUITES: dict[str, dict[str, Any]] = {
         },
     },
     "review": {
-        "metrics": [
-            "time_taken",
-            "task_success",
-            "coordination_quality",
-            "tool_efficiency",
-            "planning_rational",
-            "output_similarity",
-        ],
-        "weights": {
-            name: 1 / 6
-            for name in (
-                "time_taken",
-                "task_success",
-                "coordination_quality",
-                "tool_efficiency",
-                "planning_rational",
-                "output_similarity",
-            )
-        },
+        "metrics": list(_REVIEW_METRICS),
+        "weights": {name: 1 / len(_REVIEW_METRICS) for name in _REVIEW_METRICS},
     },
 }
 

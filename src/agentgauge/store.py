@@ -87,7 +87,7 @@ _MIGRATIONS: dict[int, str] = {
         record TEXT NOT NULL,
         PRIMARY KEY (run_id, stream, seq)
     ) WITHOUT ROWID;
-    CREATE TABLE judge_cache (
+    CREATE TABLE IF NOT EXISTS judge_cache (
         key TEXT PRIMARY KEY,
         model TEXT NOT NULL,
         prompt_version TEXT NOT NULL,

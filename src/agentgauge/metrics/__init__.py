@@ -1,6 +1,7 @@
 """Built-in metrics. Importing this package registers them; heavy libraries (torch, judges)
 are imported lazily inside the metrics that need them."""
 
+import agentgauge.metrics.toolcall  # noqa: F401
 from agentgauge.metrics import behavior  # noqa: F401
 from agentgauge.metrics.base import (
     BatchMetric,

@@ -1,1 +1,2 @@
-"""Tool-calling evaluation: datasets, parsers, schema checks, matching, runners."""
+"""Tool-calling evaluation: dataset formats, output parsers, schema checks, call matching,
+BFCL's checker, runners."""

@@ -1,0 +1,347 @@
+"""Tool-calling metrics: tool_selection, parameter_accuracy, execution_success,
+response_quality, value_accuracy, and the spec's weighted ``overall``.
+
+Per sample (``tool-calling-metrics.md`` and the DESIGN rulings):
+
+- ``tool_selection`` = 1 iff the predicted calls name exactly the expected tools (paired by
+  optimal assignment, none missing, none extra); when no call is expected, 1 iff no call.
+- ``parameter_accuracy`` = 1 iff every expected call is paired with a call of the same tool
+  whose arguments have the required parameters and valid types under the **expected** tool's
+  schema (values are not compared); a wrong tool scores 0; None when no call is expected.
+- ``execution_success`` = tool_selection and parameter_accuracy (no call expected: the
+  tool_selection verdict).
+- ``response_quality`` = token F1 between the final answer and the reference answer
+  (``task.expected_output``, else ``task.references[0]``); None unless both exist.
+- ``value_accuracy`` (beyond the spec) = 1 iff the argument values are the expected ones, in
+  mode ``bfcl`` (BFCL's AST checker, verdict for verdict), ``strict`` or ``lenient``.
+
+Every result's details carry the error taxonomy (``errors``), ``error_type`` (the primary
+error), the ``expected`` and ``predicted`` calls and the ``raw_output``. A sample the model never
+answered (``trace.metadata["run_error"]``: a failed request, a missing prediction) scores 0.0
+on every metric (response_quality too, when there is a reference) with errors ``["run_error"]``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Mapping
+from typing import Any
+
+from agentgauge.metrics.base import MetricResult, metric
+from agentgauge.model import JSON, Trace
+from agentgauge.scoring import composite
+from agentgauge.toolcall.bfcl import BfclUnsupported, BfclVerdict, check_bfcl
+from agentgauge.toolcall.diagnosis import Diagnosis, call_dicts, diagnose
+from agentgauge.toolcall.matching import Tolerance
+
+__all__ = [
+    "DEFAULT_WEIGHTS",
+    "ValueAccuracy",
+    "execution_success",
+    "overall",
+    "parameter_accuracy",
+    "response_quality",
+    "token_f1",
+    "tool_selection",
+]
+
+DEFAULT_WEIGHTS: dict[str, float] = {
+    "tool_selection": 0.40,
+    "parameter_accuracy": 0.35,
+    "execution_success": 0.25,
+    "response_quality": 0.0,
+}
+
+_NO_EXPECTATION = "the task has no expected calls"
+_TOKEN = re.compile(r"\w+")
+
+
+def _details(trace: Trace, d: Diagnosis, **extra: Any) -> dict[str, Any]:
+    return {
+        "errors": d.errors,
+        "error_type": d.error_type,
+        "expected": call_dicts(d.expected),
+        "predicted": call_dicts(d.predicted),
+        "raw_output": trace.metadata.get("raw_output"),
+        **extra,
+    }
+
+
+def _verdict(ok: bool) -> float:
+    return 1.0 if ok else 0.0
+
+
+def _run_failure(trace: Trace) -> MetricResult | None:
+    """A sample the model never answered (failed request, no prediction) scores 0."""
+    run_error = trace.metadata.get("run_error")
+    if not run_error:
+        return None
+    expected = trace.task.expected_calls or []
+    return MetricResult(
+        value=0.0,
+        reason=f"the model gave no answer: {run_error}",
+        details={
+            "errors": ["run_error"],
+            "error_type": "run_error",
+            "run_error": run_error,
+            "expected": call_dicts(expected),
+            "predicted": [],
+            "raw_output": None,
+        },
+    )
+
+
+@metric("tool_selection", description="the expected tools were called, and nothing else")
+def tool_selection(trace: Trace) -> MetricResult:
+    """1.0 iff the predicted calls name exactly the expected tools (a no-call sample: iff no
+    call was made).
+
+    Args:
+        trace: the sample.
+    """
+    if (failed := _run_failure(trace)) is not None:
+        return failed
+    if trace.task.expected_calls is None:
+        return MetricResult.missing(_NO_EXPECTATION)
+    d = diagnose(trace)
+    return MetricResult(value=_verdict(d.selection_ok), details=_details(trace, d))
+
+
+@metric("parameter_accuracy", description="required parameters present, types valid")
+def parameter_accuracy(trace: Trace, *, allow_unexpected: bool = False) -> MetricResult:
+    """1.0 iff each expected call has a same-tool call whose arguments fit the expected
+    tool's schema (required present, types valid; values not compared).
+
+    Args:
+        trace: the sample.
+        allow_unexpected: accept arguments the schema does not list (JSON Schema's default).
+    """
+    if (failed := _run_failure(trace)) is not None:
+        return failed
+    if trace.task.expected_calls is None:
+        return MetricResult.missing(_NO_EXPECTATION)
+    if not trace.task.expected_calls:
+        return MetricResult.missing("no call is expected: no parameters to check")
+    d = diagnose(trace, allow_unexpected=allow_unexpected)
+    if d.unknown_tools and not d.unmatched_expected and all(p.name_ok for p in d.pairs):
+        return MetricResult.missing(
+            f"no schema for expected tool(s) {', '.join(d.unknown_tools)} in task.tools",
+            **_details(trace, d),
+        )
+    return MetricResult(value=_verdict(d.parameters_ok), details=_details(trace, d))
+
+
+@metric("execution_success", description="correct tool and valid parameters")
+def execution_success(trace: Trace, *, allow_unexpected: bool = False) -> MetricResult:
+    """1.0 iff tool selection is right and the parameters are valid (a no-call sample: iff no
+    call was made).
+
+    Args:
+        trace: the sample.
+        allow_unexpected: accept arguments the schema does not list.
+    """
+    if (failed := _run_failure(trace)) is not None:
+        return failed
+    if trace.task.expected_calls is None:
+        return MetricResult.missing(_NO_EXPECTATION)
+    d = diagnose(trace, allow_unexpected=allow_unexpected)
+    if d.unknown_tools and d.selection_ok:
+        return MetricResult.missing(
+            f"no schema for expected tool(s) {', '.join(d.unknown_tools)} in task.tools",
+            **_details(trace, d),
+        )
+    ok = d.selection_ok and (not d.expected or d.parameters_ok)
+    return MetricResult(value=_verdict(ok), details=_details(trace, d))
+
+
+def token_f1(prediction: str, reference: str) -> float:
+    """SQuAD-style token F1: harmonic mean of token precision and recall (lower-cased word
+    tokens, counted with multiplicity).
+
+    Args:
+        prediction: the answer given.
+        reference: the reference answer.
+    """
+    pred = Counter(_TOKEN.findall(prediction.lower()))
+    ref = Counter(_TOKEN.findall(reference.lower()))
+    common = sum((pred & ref).values())
+    if common == 0:
+        return 1.0 if not pred and not ref else 0.0
+    precision = common / sum(pred.values())
+    recall = common / sum(ref.values())
+    return 2 * precision * recall / (precision + recall)
+
+
+def _as_text(value: JSON) -> str | None:
+    if isinstance(value, str):
+        return value if value.strip() else None
+    return None
+
+
+@metric("response_quality", description="token F1 of the final answer against the reference")
+def response_quality(trace: Trace) -> MetricResult:
+    """Token F1 between the final answer and the reference answer; None unless both exist.
+
+    Args:
+        trace: the sample.
+    """
+    reference = _as_text(trace.task.expected_output) or next(
+        (r for r in trace.task.references if r.strip()), None
+    )
+    answer = _as_text(trace.output)
+    if reference is None:
+        return MetricResult.missing("the task has no reference answer")
+    if (failed := _run_failure(trace)) is not None:
+        return failed
+    if answer is None:
+        return MetricResult.missing("the model gave no text answer")
+    return MetricResult(value=token_f1(answer, reference), details={"similarity": "token_f1"})
+
+
+_BFCL_LABELS = {
+    "wrong_count": "wrong_count",
+    "wrong_func_name": "wrong_tool",
+    "decoder_success": "spurious_call",
+    "decoder_failed": "parse_error",
+}
+_BFCL_PARAM_LABELS = {
+    "missing_required": "missing_required",
+    "unexpected_param": "unexpected_param",
+    "type_error": "type_error",
+}
+
+
+def _bfcl_errors(verdict: BfclVerdict, n_calls: int) -> list[str]:
+    """BFCL's failure in our taxonomy (BFCL reports only its first failure)."""
+    if verdict.valid or verdict.error_type is None:
+        return []
+    label = verdict.cause or verdict.error_type
+    head, _, tail = label.partition(":")
+    if tail in _BFCL_LABELS:
+        simple = _BFCL_LABELS[tail]
+        return ["no_call"] if simple == "wrong_count" and n_calls == 0 else [simple]
+    for key, name in _BFCL_PARAM_LABELS.items():
+        if key in (head, tail):
+            return [f"{name}:{verdict.param}"]
+    return [f"value_mismatch:{verdict.param}"]
+
+
+@metric(
+    "value_accuracy", description="argument values match the expected ones (bfcl|strict|lenient)"
+)
+class ValueAccuracy:
+    """1.0 iff the calls and their argument values are the expected ones.
+
+    Args:
+        mode: ``bfcl`` (BFCL's AST checker verdicts exactly), ``strict`` or ``lenient``
+            (numeric tolerance, order-free lists, optional parameters given explicitly).
+        rel_tol: relative numeric tolerance of ``lenient``.
+        abs_tol: absolute numeric tolerance of ``lenient``.
+        underscore_to_dot: ``bfcl`` only: compare function names with ``.`` replaced by ``_``
+            (BFCL does so for API models whose tool names cannot contain dots).
+        allow_unexpected: ``strict``/``lenient``: accept arguments the schema does not list.
+    """
+
+    name = "value_accuracy"
+
+    def __init__(
+        self,
+        *,
+        mode: str = "strict",
+        rel_tol: float = 1e-6,
+        abs_tol: float = 1e-9,
+        underscore_to_dot: bool = False,
+        allow_unexpected: bool = False,
+    ) -> None:
+        if mode not in ("bfcl", "strict", "lenient"):
+            raise ValueError(f"mode must be bfcl, strict or lenient, not {mode!r}")
+        if rel_tol < 0 or abs_tol < 0:
+            raise ValueError("rel_tol and abs_tol must be non-negative")
+        self.mode = mode
+        self.tol = Tolerance(rel_tol=rel_tol, abs_tol=abs_tol)
+        self.underscore_to_dot = underscore_to_dot
+        self.allow_unexpected = allow_unexpected
+
+    def score(self, trace: Trace) -> MetricResult:
+        if (failed := _run_failure(trace)) is not None:
+            return failed
+        if trace.task.expected_calls is None:
+            return MetricResult.missing(_NO_EXPECTATION)
+        if self.mode == "bfcl":
+            return self._score_bfcl(trace)
+        d = diagnose(
+            trace,
+            values="strict" if self.mode == "strict" else "lenient",
+            tol=self.tol,
+            allow_unexpected=self.allow_unexpected,
+        )
+        return MetricResult(value=_verdict(d.values_ok), details=_details(trace, d, mode=self.mode))
+
+    def _score_bfcl(self, trace: Trace) -> MetricResult:
+        task = trace.task
+        expected = task.expected_calls or []
+        calls = trace.tool_calls
+        parse_error = trace.metadata.get("parse_error")
+        base = {
+            "mode": "bfcl",
+            "expected": call_dicts(expected),
+            "predicted": call_dicts(calls),
+            "raw_output": trace.metadata.get("raw_output"),
+        }
+        if parse_error and expected:
+            verdict = BfclVerdict(False, "ast_decoder:decoder_failed", str(parse_error))
+        else:
+            # For irrelevance BFCL counts an unreadable output as no call, hence a pass.
+            try:
+                verdict = check_bfcl(
+                    task.category,
+                    task.tools,
+                    expected,
+                    [] if parse_error else calls,
+                    underscore_to_dot=self.underscore_to_dot,
+                )
+            except BfclUnsupported as exc:
+                return MetricResult.missing(f"BFCL's checker gives no verdict: {exc}", **base)
+        errors = _bfcl_errors(verdict, len(calls))
+        if parse_error:
+            errors = ["parse_error", *(e for e in errors if e != "parse_error")]
+        return MetricResult(
+            value=_verdict(verdict.valid),
+            details={
+                **base,
+                "errors": errors,
+                "error_type": errors[0] if errors else None,
+                "bfcl_error_type": verdict.error_type,
+                "bfcl_error": verdict.error,
+            },
+        )
+
+
+def overall(
+    values: Mapping[str, float | None], weights: Mapping[str, float] | None = None
+) -> float | None:
+    """The spec's overall score: ``Σ wᵢ·vᵢ`` over tool_selection, parameter_accuracy,
+    execution_success and response_quality, renormalised over the values that exist
+    (``agentgauge.scoring.composite``; equal to the spec's sum when the weights sum to 1 and
+    every weighted value exists).
+
+    Args:
+        values: metric name -> value in [0, 1] (run-level means or one sample's values); None
+            for a metric that was not measured.
+        weights: custom weights replacing the defaults 0.40 / 0.35 / 0.25 / 0.0; keys not
+            given weigh 0.
+
+    Raises:
+        ValueError: for an unknown weight key or a negative weight.
+    """
+    chosen = dict(DEFAULT_WEIGHTS if weights is None else weights)
+    unknown = sorted(set(chosen) - set(DEFAULT_WEIGHTS))
+    if unknown:
+        raise ValueError(
+            f"unknown weight key {unknown[0]!r}; the keys are {', '.join(DEFAULT_WEIGHTS)}"
+        )
+    negative = [k for k, w in chosen.items() if w < 0]
+    if negative:
+        raise ValueError(f"weight {negative[0]!r} is negative ({chosen[negative[0]]})")
+    return composite(values, chosen).value

@@ -1,0 +1,731 @@
+"""Run a tool-calling model over a dataset and record its raw answers as predictions.
+
+The runner sends each sample's messages and tools to a model and writes one predictions line
+per sample: ``{"id", "result", "latency_s", "usage", "attempts", "finish_reason"?, "calls",
+"parse_error"?, "error"?}``, where ``result`` is the OpenAI message dict (text and
+``tool_calls``) or the raw text a Python callable returned, and ``calls`` the tool calls read
+from it. Scoring reads ``result`` again from that file, so a run can be scored in another mode
+without calling the model again.
+
+Two backends go through the same loop (concurrency limit, per-request deadline, retries with
+exponential backoff and seeded jitter, ``Retry-After``, per-sample error recording):
+
+* :class:`HttpChatBackend` — any OpenAI-compatible ``/v1/chat/completions`` endpoint (vLLM,
+  Ollama, llama.cpp server, OpenAI) on ``httpx.AsyncClient``;
+* :class:`CallableBackend` — a Python callable ``(messages, tools) -> response``, sync or async.
+
+The API key is read from an environment variable when the backend is built and only ever put
+in the ``Authorization`` header; it is redacted from every error message the runner records.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import email.utils
+import inspect
+import json
+import os
+import random
+import re
+import time
+from collections.abc import Callable, Sequence
+from contextlib import AbstractAsyncContextManager, nullcontext
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Protocol
+
+import httpx
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, SecretStr
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from agentgauge.model import Task, ToolSpec
+from agentgauge.toolcall.parsers import parse_tool_calls
+from agentgauge.toolcall.schema import openai_tools
+
+__all__ = [
+    "CallableBackend",
+    "ChatBackend",
+    "ChatRequest",
+    "Completion",
+    "EndpointConfig",
+    "HttpChatBackend",
+    "Prediction",
+    "ResponseError",
+    "RunSettings",
+    "TransientError",
+    "chat_completions_url",
+    "completion_from_response",
+    "keep_answered",
+    "request_from_task",
+    "run_chat",
+    "run_to_jsonl",
+]
+
+_OPENAI_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+_VERSIONED_PATH = re.compile(r"/v\d+[a-z0-9]*$")
+_RETRYABLE_STATUS = frozenset({408, 409, 429})  # as the openai SDK retries
+_BODY_EXCERPT = 300
+_sleep = asyncio.sleep  # module-level so that tests can record the waits instead of waiting
+
+
+class TransientError(Exception):
+    """A failure worth retrying (429, 5xx, a dropped connection).
+
+    A Python-callable backend raises it to ask the runner for a retry.
+
+    Args:
+        message: what happened.
+        retry_after_s: how long the server asked to wait, when it said so.
+    """
+
+    def __init__(self, message: str, retry_after_s: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
+
+
+class ResponseError(Exception):
+    """A response that cannot be used and that retrying will not fix (4xx, malformed body)."""
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    """One sample to send.
+
+    Args:
+        id: the dataset sample id.
+        messages: the prompt messages.
+        tools: the tools as sent (OpenAI format, JSON Schema types).
+        specs: the task's own tools, to read the answer's calls (positional arguments of
+            Python-style calls are named by them).
+    """
+
+    id: str
+    messages: list[dict[str, Any]]
+    tools: list[dict[str, Any]] = field(default_factory=list)
+    specs: tuple[ToolSpec, ...] = ()
+
+
+@dataclass(frozen=True)
+class Completion:
+    """What a backend got back for one request.
+
+    Args:
+        result: the assistant message dict, the raw text, or a decoded call list.
+        usage: ``{"input_tokens", "output_tokens"}`` when the server reported them.
+        finish_reason: the server's finish reason, when it gave one.
+    """
+
+    result: JsonValue
+    usage: dict[str, int] | None = None
+    finish_reason: str | None = None
+
+
+class Prediction(BaseModel):
+    """One line of a predictions file.
+
+    Args:
+        id: the dataset sample id.
+        result: the model's answer (OpenAI message dict or raw text); None when it failed.
+        latency_s: seconds taken by the successful attempt; None when every attempt failed.
+        usage: token usage as reported by the server (``input_tokens``, ``output_tokens``).
+        attempts: how many requests were made for this sample.
+        finish_reason: the server's finish reason.
+        calls: the tool calls read from ``result`` (``{"id"?, "name", "arguments"}``), for a
+            look at the file; scoring reads ``result`` again in the mode it is asked for.
+        parse_error: why (part of) ``result`` could not be read as calls.
+        error: why the sample has no result, after the last attempt.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    result: JsonValue = None
+    latency_s: float | None = Field(default=None, ge=0)
+    usage: dict[str, int] | None = None
+    attempts: int = Field(default=1, ge=1)
+    finish_reason: str | None = None
+    calls: list[dict[str, JsonValue]] | None = None
+    parse_error: str | None = None
+    error: str | None = None
+
+    def to_line(self) -> str:
+        """The JSONL line, without the keys that are unset."""
+        return json.dumps(self.model_dump(exclude_none=True), ensure_ascii=False)
+
+
+class RunSettings(BaseModel):
+    """How requests are scheduled and retried (the same for every backend).
+
+    Args:
+        concurrency: requests in flight at once.
+        timeout_s: deadline of one attempt, from sending to the whole body read.
+        max_retries: retries after the first attempt (so ``max_retries + 1`` attempts at most).
+        backoff_base_s: first retry delay; it doubles with each retry.
+        backoff_max_s: cap of the exponential delay.
+        max_retry_after_s: cap of a server's ``Retry-After`` (a huge value is not waited out).
+        jitter_seed: seed of the jitter, so that a run's delays are reproducible.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    concurrency: int = Field(default=8, ge=1)
+    timeout_s: float = Field(default=120.0, gt=0)
+    max_retries: int = Field(default=4, ge=0)
+    backoff_base_s: float = Field(default=0.5, ge=0)
+    backoff_max_s: float = Field(default=30.0, ge=0)
+    max_retry_after_s: float = Field(default=120.0, ge=0)
+    jitter_seed: int = 0
+
+
+class EndpointConfig(BaseModel):
+    """An OpenAI-compatible chat-completions endpoint and the sampling settings sent to it.
+
+    Args:
+        base_url: the server's base URL, with or without ``/v1`` (``http://host:8000``,
+            ``http://host:8000/v1``, or the full ``.../chat/completions`` URL).
+        model: the model name the server knows.
+        api_key_env: the environment variable holding the API key; unset means no key is sent.
+        temperature: sampling temperature (0 by default, for reproducible runs); None sends
+            none (models that refuse the field, such as OpenAI's reasoning models).
+        seed: sampling seed sent as ``seed``; None sends none.
+        max_tokens: completion token limit; None leaves the server's default.
+        tool_choice: sent with the tools (``auto`` by default); None sends none.
+        sanitize_tool_names: rename tools whose names OpenAI refuses (e.g. BFCL's
+            ``math.factorial`` -> ``math_factorial``) on the wire, and map the names in the
+            answer back, so that predictions carry the dataset's own names.
+        extra_body: further request fields (``top_p``, ``chat_template_kwargs`` ...).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    base_url: str
+    model: str
+    api_key_env: str = "OPENAI_API_KEY"
+    temperature: float | None = Field(default=0.0, ge=0)
+    seed: int | None = 0
+    max_tokens: int | None = Field(default=None, ge=1)
+    tool_choice: str | None = "auto"
+    sanitize_tool_names: bool = True
+    extra_body: dict[str, JsonValue] = Field(default_factory=dict)
+
+
+class ChatBackend(Protocol):
+    """Something that answers one chat request. Raise :class:`TransientError` to be retried
+    and :class:`ResponseError` (or anything else) to fail the sample."""
+
+    async def complete(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
+    ) -> Completion: ...
+
+
+def chat_completions_url(base_url: str) -> str:
+    """The chat-completions URL of an OpenAI-compatible server.
+
+    ``http://h:8000`` and ``http://h:8000/v1`` both give ``http://h:8000/v1/chat/completions``;
+    a path ending in another version (``/v1beta``, ``/v4``) keeps it; a URL that already ends in
+    ``/chat/completions`` is used as it is.
+
+    Args:
+        base_url: the server's base URL.
+
+    Raises:
+        ValueError: for a URL that is not http(s).
+    """
+    url = base_url.strip().rstrip("/")
+    if not re.match(r"^https?://[^/]", url):
+        raise ValueError(f"endpoint {base_url!r} is not an http(s) URL")
+    if url.endswith("/chat/completions"):
+        return url
+    if _VERSIONED_PATH.search(url):
+        return f"{url}/chat/completions"
+    return f"{url}/v1/chat/completions"
+
+
+def request_from_task(task: Task) -> ChatRequest:
+    """The request for one task: its prompt messages (``Task.input``) and its tools in OpenAI
+    format (:func:`~agentgauge.toolcall.schema.openai_tools`: BFCL type names become JSON Schema).
+
+    ``Task.input`` may be a list of chat messages, a dict with ``messages``, or a plain string
+    (sent as one user message).
+
+    Args:
+        task: a task built by one of the dataset readers.
+
+    Raises:
+        ValueError: naming the task when its input holds no messages.
+    """
+    value = task.input
+    if isinstance(value, dict) and isinstance(value.get("messages"), list):
+        value = value["messages"]
+    if isinstance(value, str):
+        messages: list[dict[str, Any]] = [{"role": "user", "content": value}]
+    elif isinstance(value, list) and value and all(isinstance(m, dict) for m in value):
+        messages = [dict(m) for m in value if isinstance(m, dict)]
+    else:
+        raise ValueError(f"task {task.id!r}: input holds no chat messages to send")
+    return ChatRequest(
+        id=task.id, messages=messages, tools=openai_tools(task.tools), specs=tuple(task.tools)
+    )
+
+
+def completion_from_response(body: Any) -> Completion:
+    """Normalise what a backend returned into a :class:`Completion`.
+
+    Accepts a full chat-completions body (``choices[0].message`` is kept whole), a bare
+    assistant message dict, raw text, a decoded call list, or an object with ``model_dump()``
+    (an ``openai`` SDK response).
+
+    Args:
+        body: the response.
+
+    Raises:
+        ResponseError: for a body of another shape (the message says which part is missing).
+    """
+    if hasattr(body, "model_dump") and callable(body.model_dump):
+        body = body.model_dump()
+    if isinstance(body, str | list):
+        return Completion(result=body)
+    if not isinstance(body, dict):
+        raise ResponseError(f"unsupported response type {type(body).__name__}")
+    if "choices" in body:
+        choices = body["choices"]
+        if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+            raise ResponseError("response has no choices[0]")
+        message = choices[0].get("message")
+        if not isinstance(message, dict):
+            raise ResponseError("response has no choices[0].message object")
+        reason = choices[0].get("finish_reason")
+        return Completion(
+            result=message,
+            usage=_usage(body.get("usage")),
+            finish_reason=reason if isinstance(reason, str) else None,
+        )
+    if any(key in body for key in ("role", "content", "tool_calls")):
+        return Completion(result=body)
+    raise ResponseError(
+        "response is neither a chat completion (choices) nor a message (role/content/tool_calls)"
+    )
+
+
+def _usage(raw: Any) -> dict[str, int] | None:
+    if not isinstance(raw, dict):
+        return None
+    pairs = (("input_tokens", "prompt_tokens"), ("output_tokens", "completion_tokens"))
+    usage = {}
+    for ours, theirs in pairs:
+        value = raw.get(theirs, raw.get(ours))
+        if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+            usage[ours] = value
+    return usage or None
+
+
+def _redact(text: str, secret: SecretStr | None) -> str:
+    if secret is None or not secret.get_secret_value():
+        return text
+    return text.replace(secret.get_secret_value(), "***")
+
+
+def _retry_after(value: str | None) -> float | None:
+    """Seconds to wait from a ``Retry-After`` header (delta-seconds or an HTTP date)."""
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - datetime.now(UTC)).total_seconds())
+
+
+def _wire_names(tools: list[dict[str, Any]]) -> dict[str, str]:
+    """Original tool name -> a name OpenAI accepts, unique among the request's tools."""
+    names = [str(t.get("function", {}).get("name", "")) for t in tools]
+    taken = {n for n in names if _OPENAI_NAME.match(n)}
+    mapping: dict[str, str] = {}
+    for name in names:
+        if _OPENAI_NAME.match(name) or name in mapping:
+            continue
+        base = re.sub(r"[^A-Za-z0-9_-]", "_", name)[:60] or "tool"
+        wire, suffix = base, 2
+        while wire in taken:
+            wire, suffix = f"{base}_{suffix}", suffix + 1
+        taken.add(wire)
+        mapping[name] = wire
+    return mapping
+
+
+class HttpChatBackend:
+    """An OpenAI-compatible ``chat/completions`` endpoint, used as an async context manager.
+
+    Args:
+        config: the endpoint, model, key variable and sampling settings.
+        concurrency: connection-pool size (the runner's concurrency).
+
+    Example::
+
+        async with HttpChatBackend(EndpointConfig(base_url="http://localhost:8000/v1",
+                                                  model="Qwen/Qwen2.5-7B-Instruct")) as backend:
+            predictions = await run_chat(requests, backend, RunSettings(concurrency=4))
+    """
+
+    def __init__(
+        self,
+        config: EndpointConfig,
+        *,
+        concurrency: int = 8,
+    ) -> None:
+        self.config = config
+        self.url = chat_completions_url(config.base_url)
+        key = os.environ.get(config.api_key_env, "")
+        self._secret = SecretStr(key) if key else None
+        headers = {"Content-Type": "application/json"}
+        if self._secret is not None:
+            headers["Authorization"] = f"Bearer {self._secret.get_secret_value()}"
+        limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+        # The runner enforces each attempt's deadline; httpx waits as long as it is allowed to.
+        self._client = httpx.AsyncClient(headers=headers, timeout=None, limits=limits)
+
+    def __repr__(self) -> str:
+        return f"HttpChatBackend(url={self.url!r}, model={self.config.model!r})"
+
+    @property
+    def has_api_key(self) -> bool:
+        """Whether a key was found in the configured environment variable."""
+        return self._secret is not None
+
+    async def __aenter__(self) -> HttpChatBackend:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self._client.aclose()
+
+    def redact(self, text: str) -> str:
+        """``text`` with the API key replaced by ``***``."""
+        return _redact(text, self._secret)
+
+    def _body(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> dict[str, Any]:
+        cfg = self.config
+        body: dict[str, Any] = {"model": cfg.model, "messages": messages}
+        if cfg.temperature is not None:
+            body["temperature"] = cfg.temperature
+        if cfg.seed is not None:
+            body["seed"] = cfg.seed
+        if cfg.max_tokens is not None:
+            body["max_tokens"] = cfg.max_tokens
+        if tools:  # OpenAI refuses an empty tools list
+            body["tools"] = tools
+            if cfg.tool_choice is not None:
+                body["tool_choice"] = cfg.tool_choice
+        body.update(cfg.extra_body)
+        return body
+
+    async def complete(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
+    ) -> Completion:
+        """Send one request and return its completion.
+
+        Args:
+            messages: the prompt messages.
+            tools: the tools in OpenAI format, with the dataset's own names.
+
+        Raises:
+            TransientError: 429, 408, 409, 5xx, a transport failure.
+            ResponseError: any other status, a body that is not JSON or not a completion.
+        """
+        renamed = _wire_names(tools) if self.config.sanitize_tool_names else {}
+        if renamed:
+            tools = copy.deepcopy(tools)
+            for tool in tools:
+                fn = tool["function"]
+                fn["name"] = renamed.get(fn["name"], fn["name"])
+        try:
+            response = await self._client.post(self.url, json=self._body(messages, tools))
+        except httpx.TransportError as exc:
+            raise TransientError(self.redact(f"{type(exc).__name__}: {exc}")) from None
+        if response.status_code in _RETRYABLE_STATUS or response.status_code >= 500:
+            raise TransientError(
+                f"HTTP {response.status_code}: {self._excerpt(response)}",
+                _retry_after(response.headers.get("Retry-After")),
+            )
+        if response.status_code >= 400:
+            raise ResponseError(f"HTTP {response.status_code}: {self._excerpt(response)}")
+        try:
+            payload = response.json()
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            raise ResponseError(f"response body is not JSON: {self._excerpt(response)!r}") from None
+        try:
+            completion = completion_from_response(payload)
+        except ResponseError as exc:
+            raise ResponseError(f"{exc}: {self._excerpt(response)}") from None
+        if renamed:
+            _restore_names(completion.result, {wire: name for name, wire in renamed.items()})
+        return completion
+
+    def _excerpt(self, response: httpx.Response) -> str:
+        text = response.text.strip().replace("\n", " ")
+        if len(text) > _BODY_EXCERPT:
+            text = text[:_BODY_EXCERPT] + "..."
+        return self.redact(text)
+
+
+def _restore_names(message: JsonValue, original: dict[str, str]) -> None:
+    calls = message.get("tool_calls") if isinstance(message, dict) else None
+    if not isinstance(calls, list):
+        return
+    for call in calls:
+        fn = call.get("function") if isinstance(call, dict) else None
+        name = fn.get("name") if isinstance(fn, dict) else None
+        if isinstance(fn, dict) and isinstance(name, str):
+            fn["name"] = original.get(name, name)
+
+
+ResponseFunction = Callable[[list[dict[str, Any]], list[dict[str, Any]]], Any]
+"""``(messages, tools) -> response``, or an async function returning the response."""
+
+
+class CallableBackend:
+    """A Python function as the model: ``(messages, tools) -> response`` (sync or async).
+
+    The response may be anything :func:`completion_from_response` accepts. A sync function runs
+    in a worker thread so that it does not block the other requests; when its deadline passes
+    its result is discarded (a thread cannot be interrupted).
+
+    Args:
+        fn: the function.
+    """
+
+    def __init__(self, fn: ResponseFunction) -> None:
+        self._fn = fn
+        self._is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
+            getattr(fn, "__call__", None)  # noqa: B004 - callable objects with an async __call__
+        )
+
+    def __repr__(self) -> str:
+        return f"CallableBackend({getattr(self._fn, '__qualname__', repr(self._fn))})"
+
+    async def complete(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
+    ) -> Completion:
+        """Call the function and normalise its answer (see :func:`completion_from_response`)."""
+        if self._is_async:
+            response = await self._fn(messages, tools)
+        else:
+            response = await asyncio.to_thread(self._fn, messages, tools)
+            if inspect.isawaitable(response):
+                response = await response
+        return completion_from_response(response)
+
+
+def _backoff(settings: RunSettings, retry: int, rng: random.Random) -> float:
+    """Equal-jitter exponential backoff: half the capped delay fixed, half drawn at random."""
+    ceiling = min(settings.backoff_max_s, settings.backoff_base_s * 2.0**retry)
+    return ceiling / 2 + rng.uniform(0, ceiling / 2)
+
+
+async def _attempt_all(
+    request: ChatRequest,
+    backend: ChatBackend,
+    settings: RunSettings,
+    rng: random.Random,
+    redact: Callable[[str], str],
+) -> Prediction:
+    attempts = 0
+    while True:
+        attempts += 1
+        started = time.perf_counter()
+        retry_after: float | None = None
+        try:
+            async with asyncio.timeout(settings.timeout_s):
+                completion = await backend.complete(request.messages, request.tools)
+        except TimeoutError:
+            error, retryable = (
+                f"timeout: no complete response within {settings.timeout_s:g} s",
+                True,
+            )
+        except TransientError as exc:
+            error, retryable, retry_after = str(exc), True, exc.retry_after_s
+        except ResponseError as exc:
+            error, retryable = str(exc), False
+        except Exception as exc:  # a failing sample must not stop the run
+            error, retryable = f"{type(exc).__name__}: {exc}", False
+        else:
+            latency = time.perf_counter() - started
+            parsed = parse_tool_calls(completion.result, request.specs)
+            return Prediction(
+                id=request.id,
+                result=completion.result,
+                latency_s=latency,
+                usage=completion.usage,
+                attempts=attempts,
+                finish_reason=completion.finish_reason,
+                calls=[call.model_dump(exclude_none=True) for call in parsed.calls],
+                parse_error=parsed.error,
+            )
+        if not retryable or attempts > settings.max_retries:
+            suffix = f" (after {attempts} attempts)" if attempts > 1 else ""
+            return Prediction(id=request.id, attempts=attempts, error=redact(error + suffix))
+        if retry_after is not None:
+            delay = min(retry_after, settings.max_retry_after_s)
+        else:
+            delay = _backoff(settings, attempts - 1, rng)
+        await _sleep(delay)
+
+
+async def run_chat(
+    requests: Sequence[ChatRequest],
+    backend: ChatBackend,
+    settings: RunSettings | None = None,
+    *,
+    on_prediction: Callable[[Prediction], None] | None = None,
+    progress: bool = True,
+    console: Console | None = None,
+) -> list[Prediction]:
+    """Send every request through ``backend`` and collect one prediction per request.
+
+    A request that still fails after its retries gives a prediction with ``error`` set; the
+    other requests go on.
+
+    Args:
+        requests: the samples to send.
+        backend: the model (:class:`HttpChatBackend`, :class:`CallableBackend`, or another).
+        settings: concurrency, deadline and retry policy.
+        on_prediction: called with each prediction as soon as it is known (to stream it out).
+        progress: show a progress bar.
+        console: where the progress bar goes (stderr by default).
+
+    Returns:
+        The predictions in the order of ``requests``.
+    """
+    settings = settings or RunSettings()
+    gate = asyncio.Semaphore(settings.concurrency)
+    rng = random.Random(settings.jitter_seed)
+    redact_fn = getattr(backend, "redact", None)
+    redact: Callable[[str], str] = redact_fn if callable(redact_fn) else (lambda text: text)
+    bar = Progress(
+        TextColumn("[bold]toolcall run"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("errors: {task.fields[errors]}"),
+        TimeElapsedColumn(),
+        console=console or Console(stderr=True),
+        disable=not progress,
+    )
+    task_id = bar.add_task("run", total=len(requests), errors=0)
+    errors = 0
+
+    async def one(request: ChatRequest) -> Prediction:
+        nonlocal errors
+        async with gate:
+            prediction = await _attempt_all(request, backend, settings, rng, redact)
+        if prediction.error is not None:
+            errors += 1
+        if on_prediction is not None:
+            on_prediction(prediction)
+        bar.update(task_id, advance=1, errors=errors)
+        return prediction
+
+    with bar:
+        return list(await asyncio.gather(*(one(r) for r in requests)))
+
+
+def run_to_jsonl(
+    requests: Sequence[ChatRequest],
+    backend: ChatBackend,
+    out: str | Path,
+    settings: RunSettings | None = None,
+    *,
+    resume: bool = False,
+    progress: bool = True,
+    console: Console | None = None,
+) -> list[Prediction]:
+    """Run ``requests`` and write each prediction to ``out`` (JSONL) as soon as it is known.
+
+    Lines are written in completion order and flushed one by one, so an interrupted run keeps
+    what it had; readers align predictions with the dataset by ``id``.
+
+    Args:
+        requests: the samples to send.
+        backend: a backend; an :class:`HttpChatBackend` is opened and closed here.
+        out: the predictions file (overwritten unless ``resume``).
+        settings: concurrency, deadline and retry policy.
+        resume: keep the answered lines of an existing ``out`` (see :func:`keep_answered`),
+            send only the other requests and append their lines.
+        progress: show a progress bar.
+        console: where the progress bar goes.
+
+    Returns:
+        The predictions of the requests sent by this call.
+    """
+    path = Path(out)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if resume:
+        answered = keep_answered(path)
+        requests = [r for r in requests if r.id not in answered]
+
+    async def main() -> list[Prediction]:
+        opened: AbstractAsyncContextManager[Any] = (
+            backend if isinstance(backend, HttpChatBackend) else nullcontext()
+        )
+        with path.open("a" if resume else "w", encoding="utf-8") as fh:
+
+            def write(prediction: Prediction) -> None:
+                fh.write(prediction.to_line() + "\n")
+                fh.flush()
+
+            async with opened:
+                return await run_chat(
+                    requests,
+                    backend,
+                    settings,
+                    on_prediction=write,
+                    progress=progress,
+                    console=console,
+                )
+
+    return asyncio.run(main())
+
+
+def keep_answered(path: str | Path) -> set[str]:
+    """Drop the failed and unreadable lines of a predictions file; return the answered ids.
+
+    A line counts as answered when it is a JSON object with an ``id`` and a ``result`` and no
+    ``error``; the file is rewritten (atomically) with those lines only, the first one per id.
+
+    Args:
+        path: the predictions file; a missing file is an empty one.
+    """
+    source = Path(path)
+    if not source.exists():
+        return set()
+    kept: list[str] = []
+    answered: set[str] = set()
+    with source.open(encoding="utf-8") as fh:
+        for line in fh:
+            try:
+                data = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if not isinstance(data, dict) or "result" not in data or data.get("error"):
+                continue
+            key = str(data.get("id"))
+            if "id" in data and key not in answered:
+                answered.add(key)
+                kept.append(line if line.endswith("\n") else line + "\n")
+    partial = source.with_name(source.name + ".partial")
+    partial.write_text("".join(kept), encoding="utf-8")
+    os.replace(partial, source)
+    return answered

@@ -1,0 +1,594 @@
+"""``agentgauge toolcall score | run | failures`` end to end: real BFCL slices, a DeepFabric file,
+a scripted chat-completions server on 127.0.0.1, a real SQLite store."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from agentgauge.cli import app
+from agentgauge.store import Store
+from toolcall_server import ServerState, record_runner_waits, scripted_server, tool_message
+
+SECRET = "sk-cli-SECRET-9876543210"
+
+
+def _lines(path: Path, n: int) -> list[dict[str, Any]]:
+    with path.open(encoding="utf-8") as fh:
+        return [json.loads(next(fh)) for _ in range(n)]
+
+
+def _bfcl_slice(shared_data: Path, tmp_path: Path, category: str, n: int) -> tuple[Path, Path]:
+    """The first ``n`` questions of a BFCL category and their possible answers, in tmp_path."""
+    bfcl = shared_data / "bfcl"
+    questions = tmp_path / f"BFCL_v4_{category}.json"
+    answers = tmp_path / f"BFCL_v4_{category}_answers.json"
+    for src, dst in (
+        (bfcl / f"BFCL_v4_{category}.json", questions),
+        (bfcl / "possible_answer" / f"BFCL_v4_{category}.json", answers),
+    ):
+        dst.write_text("".join(json.dumps(r) + "\n" for r in _lines(src, n)), encoding="utf-8")
+    return questions, answers
+
+
+def _first_acceptable(ground_truth: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """BFCL's decoded format built from the possible answers: the first acceptable value of
+    each parameter, omitting a parameter only when omission is its first option."""
+
+    def value(options: list[Any]) -> Any:
+        chosen = options[0]
+        return {k: value(v) for k, v in chosen.items()} if isinstance(chosen, dict) else chosen
+
+    calls = []
+    for call in ground_truth:
+        ((name, params),) = call.items()
+        calls.append({name: {p: value(opts) for p, opts in params.items() if opts[0] != ""}})
+    return calls
+
+
+def _write_jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def _invoke(*args: str) -> Any:
+    result = CliRunner().invoke(app, ["toolcall", *args])
+    if result.exception and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return result
+
+
+@pytest.fixture
+def no_waits(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    return record_runner_waits(monkeypatch)
+
+
+@pytest.mark.parametrize(
+    ("category", "n"), [("simple_python", 8), ("parallel", 4), ("live_multiple", 6)]
+)
+def test_score_ground_truth_is_all_valid_in_bfcl_mode(
+    shared_data: Path, tmp_path: Path, category: str, n: int
+) -> None:
+    questions, answers = _bfcl_slice(shared_data, tmp_path, category, n)
+    gold = [
+        {"id": row["id"], "result": _first_acceptable(row["ground_truth"])}
+        for row in _lines(answers, n)
+    ]
+    preds = _write_jsonl(tmp_path / "preds.jsonl", list(reversed(gold)))  # aligned by id
+    out = tmp_path / "out.json"
+    result = _invoke(
+        "score", "--dataset", str(questions), "--answers", str(answers),
+        "--predictions", str(preds), "--format", "bfcl", "--json", str(out),
+        "--db", str(tmp_path / "ag.db"), "--jobs", "1", "--no-progress",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    doc = json.loads(out.read_text(encoding="utf-8"))
+    assert doc["config"]["toolcall"]["mode"] == "bfcl"
+    assert [s["id"] for s in doc["samples"]] == [row["id"] for row in reversed(gold)]
+    assert all(s["valid"] is True and s["error_type"] is None for s in doc["samples"])
+    assert doc["aggregate"]["value_accuracy"]["mean"] == 1.0
+    assert doc["aggregate"]["composite"]["mean"] == 1.0
+    assert doc["errors"] == []
+
+
+def test_score_perturbed_bfcl_predictions(shared_data: Path, tmp_path: Path) -> None:
+    questions, answers = _bfcl_slice(shared_data, tmp_path, "simple_python", 5)
+    preds = _write_jsonl(
+        tmp_path / "preds.jsonl",
+        [
+            # a string where the schema says integer: right tool, wrong type
+            {"id": "simple_python_0",
+             "result": [{"calculate_triangle_area": {"base": "10", "height": 5}}]},
+            # the required parameter left out
+            {"id": "simple_python_1", "result": "[math.factorial()]"},
+            # correct, as Python-call text; the optional z omitted
+            {"id": "simple_python_2", "result": "[math.hypot(x=4, y=5)]"},
+            # the wrong tool
+            {"id": "simple_python_3",
+             "result": [{"solve_quadratic_equation": {"a": 1, "b": -3, "c": 2}}]},
+            # simple_python_4: no prediction at all; and an id the dataset does not have
+            {"id": "simple_python_9", "result": "[]"},
+        ],
+    )  # fmt: skip
+    out = tmp_path / "out.json"
+    db = tmp_path / "ag.db"
+    result = _invoke(
+        "score", "--dataset", str(questions), "--answers", str(answers),
+        "--predictions", str(preds), "--format", "bfcl", "--json", str(out),
+        "--db", str(db), "--jobs", "2", "--no-progress",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    doc = json.loads(out.read_text(encoding="utf-8"))
+    samples = {s["id"]: s for s in doc["samples"]}
+    assert {k: s["valid"] for k, s in samples.items()} == {
+        "simple_python_0": False,
+        "simple_python_1": False,
+        "simple_python_2": True,
+        "simple_python_3": False,
+        "simple_python_4": False,
+    }
+    assert samples["simple_python_0"]["error_type"] == "type_error:base"
+    assert samples["simple_python_1"]["error_type"] == "missing_required:number"
+    assert samples["simple_python_3"]["error_type"] == "wrong_tool"
+    assert samples["simple_python_4"]["error_type"] == "run_error"
+    # overall = .40 tool_selection + .35 parameter_accuracy + .25 execution_success
+    composites = {k: s["composite"] for k, s in samples.items()}
+    assert composites == pytest.approx(
+        {
+            "simple_python_0": 0.40,
+            "simple_python_1": 0.40,
+            "simple_python_2": 1.0,
+            "simple_python_3": 0.0,
+            "simple_python_4": 0.0,
+        }
+    )
+    assert doc["aggregate"]["composite"]["mean"] == pytest.approx(1.8 / 5)
+    assert doc["aggregate"]["value_accuracy"]["mean"] == pytest.approx(1 / 5)
+    assert doc["errors"] == [
+        {
+            "source": str(preds),
+            "line": 5,
+            "field": "id",
+            "message": "no task with id 'simple_python_9' in the dataset",
+        }
+    ]
+
+    listing = tmp_path / "failures.json"
+    shown = _invoke("failures", doc["run_id"], "--db", str(db), "--json", str(listing))
+    assert shown.exit_code == 0, shown.output
+    assert "4 of 5 samples failed" in shown.output
+    assert "simple_python_2" not in shown.output
+    for sample_id in ("simple_python_0", "simple_python_1", "simple_python_3", "simple_python_4"):
+        assert sample_id in shown.output
+    failed = {row["id"]: row for row in json.loads(listing.read_text())["failures"]}
+    assert list(failed) == [
+        "simple_python_0",
+        "simple_python_1",
+        "simple_python_3",
+        "simple_python_4",
+    ]
+    assert failed["simple_python_0"] == {
+        "id": "simple_python_0",
+        "query": "Find the area of a triangle with a base of 10 units and height of 5 units.",
+        "expected": 'calculate_triangle_area(base=10, height=5, unit="units"|<omit>)',
+        "predicted": 'calculate_triangle_area(base="10", height=5)',
+        "error": "type_error:base ('base' is str, expected int)",
+        "raw_output": [{"calculate_triangle_area": {"base": "10", "height": 5}}],
+    }
+    assert failed["simple_python_3"]["expected"] == "algebra.quadratic_roots(a=1, b=-3, c=2)"
+    assert failed["simple_python_3"]["predicted"] == "solve_quadratic_equation(a=1, b=-3, c=2)"
+    assert failed["simple_python_4"]["predicted"] == "(no call)"
+    assert failed["simple_python_4"]["error"] == "run_error (no prediction)"
+
+    limited = _invoke("failures", doc["run_id"][:8], "--db", str(db), "--limit", "1")
+    assert limited.exit_code == 0 and "… 3 more (use --limit)" in limited.output
+
+
+def _deepfabric_rows() -> list[dict[str, Any]]:
+    read_file = {
+        "type": "function",
+        "function": {
+            "name": "read_file",
+            "description": "Read a file",
+            "parameters": {
+                "type": "object",
+                "properties": {"file_path": {"type": "string"}},
+                "required": ["file_path"],
+            },
+        },
+    }
+    search = {
+        "type": "function",
+        "function": {
+            "name": "search",
+            "description": "Search the web",
+            "parameters": {
+                "type": "object",
+                "properties": {"query": {"type": "string"}, "limit": {"type": "integer"}},
+                "required": ["query"],
+            },
+        },
+    }
+    return [
+        {
+            "id": "df-read",
+            "messages": [
+                {"role": "system", "content": "You can use tools."},
+                {"role": "user", "content": "Show config.json"},
+                {
+                    "role": "assistant",
+                    "content": "",
+                    "tool_calls": [
+                        {
+                            "id": "call_0",
+                            "type": "function",
+                            "function": {
+                                "name": "read_file",
+                                "arguments": '{"file_path": "config.json"}',
+                            },
+                        }
+                    ],
+                },
+                {"role": "tool", "content": '{"debug": true}', "tool_call_id": "call_0"},
+                {"role": "assistant", "content": "debug is true"},
+            ],
+            "tool_context": {
+                "executions": [
+                    {
+                        "function_name": "read_file",
+                        "arguments": '{"file_path": "config.json"}',
+                        "reasoning": "need the file",
+                        "result": '{"debug": true}',
+                    }
+                ]
+            },
+            "tools": [read_file, search],
+            "metadata": {"conversation_type": "cot"},
+            "generator": "deepfabric 4.13",  # an extra top-level key
+        },
+        {
+            "id": "df-chat",
+            "messages": [
+                {"role": "user", "content": "Say hello"},
+                {"role": "assistant", "content": "Hello!"},
+            ],
+            "tools": [read_file, search],
+            "final_answer": "Hello!",
+        },
+        {
+            "id": "df-search",
+            "messages": [
+                {"role": "user", "content": "Find 5 pages on tides"},
+                {
+                    "role": "assistant",
+                    "content": "",
+                    "tool_calls": [
+                        {
+                            "id": "call_1",
+                            "type": "function",
+                            "function": {
+                                "name": "search",
+                                "arguments": '{"query": "tides", "limit": 5}',
+                            },
+                        }
+                    ],
+                },
+            ],
+            "tool_context": {
+                "executions": [
+                    {
+                        "function_name": "search",
+                        "arguments": '{"query": "tides", "limit": 5}',
+                        "result": "[]",
+                    }
+                ]
+            },
+            "tools": [read_file, search],
+        },
+    ]
+
+
+def test_score_deepfabric_file_with_weights(tmp_path: Path) -> None:
+    dataset = _write_jsonl(tmp_path / "df.jsonl", _deepfabric_rows())
+    read_call = tool_message("read_file", {"file_path": "config.json"}, call_id="call_0")
+    bad_search = tool_message("search", {"query": "tides", "limit": "5"}, call_id="call_1")
+    preds = _write_jsonl(
+        tmp_path / "preds.jsonl",
+        [
+            {"id": "df-read", "result": read_call},
+            {"id": "df-chat", "result": {"role": "assistant", "content": "Hello!"}},
+            {"id": "df-search", "result": bad_search},
+        ],
+    )
+    out = tmp_path / "out.json"
+    result = _invoke(
+        "score", "--dataset", str(dataset), "--predictions", str(preds),
+        "--format", "deepfabric", "--weights", "tool_selection=0.5,parameter_accuracy=0.5",
+        "--json", str(out), "--db", str(tmp_path / "ag.db"), "--jobs", "1", "--no-progress",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    doc = json.loads(out.read_text(encoding="utf-8"))
+    assert doc["config"]["toolcall"]["mode"] == "strict"
+    assert doc["config"]["suite"]["weights"] == {"tool_selection": 0.5, "parameter_accuracy": 0.5}
+    samples = {s["id"]: s for s in doc["samples"]}
+    assert samples["df-read"]["metrics"]["tool_selection"] == 1.0
+    assert samples["df-read"]["valid"] is True
+    assert samples["df-read"]["composite"] == 1.0
+    assert samples["df-chat"]["metrics"]["tool_selection"] == 1.0  # no call expected, none made
+    assert samples["df-search"]["metrics"]["tool_selection"] == 1.0
+    assert samples["df-search"]["metrics"]["parameter_accuracy"] == 0.0
+    assert samples["df-search"]["error_type"] == "type_error:limit"
+    assert samples["df-search"]["composite"] == pytest.approx(0.5)  # .5·1 + .5·0
+    mean = doc["aggregate"]["composite"]["mean"]
+    assert mean == pytest.approx(sum(s["composite"] for s in samples.values()) / 3)
+
+    gate = _invoke(
+        "score", "--dataset", str(dataset), "--predictions", str(preds),
+        "--format", "deepfabric", "--weights", "tool_selection=0.5,parameter_accuracy=0.5",
+        "--db", str(tmp_path / "ag.db"), "--jobs", "1", "--no-progress",
+        "--fail-under", str(round(mean + 0.01, 3)),
+    )  # fmt: skip
+    assert gate.exit_code == 1 and "below --fail-under" in gate.output
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--weights", "tool_selection=0.5,speed=0.5"], "'speed'"),
+        (["--weights", "tool_selection"], "'tool_selection' is not metric=weight"),
+        (["--weights", "tool_selection=fast"], "'fast' for 'tool_selection' is not a number"),
+        (["--weights", "tool_selection=-1"], "'tool_selection' is negative"),
+        (["--mode", "fuzzy"], "fuzzy"),
+    ],
+)
+def test_score_usage_errors_exit_2(
+    shared_data: Path, tmp_path: Path, args: list[str], message: str
+) -> None:
+    questions, answers = _bfcl_slice(shared_data, tmp_path, "simple_python", 1)
+    preds = _write_jsonl(tmp_path / "p.jsonl", [{"id": "simple_python_0", "result": "[]"}])
+    result = _invoke(
+        "score", "--dataset", str(questions), "--answers", str(answers),
+        "--predictions", str(preds), "--format", "bfcl", "--db", str(tmp_path / "ag.db"), *args,
+    )  # fmt: skip
+    assert result.exit_code == 2
+    assert message in result.output
+    assert not (tmp_path / "ag.db").exists()
+
+
+def test_score_missing_file_exit_2(tmp_path: Path) -> None:
+    result = _invoke(
+        "score", "--dataset", str(tmp_path / "nope.jsonl"), "--predictions",
+        str(_write_jsonl(tmp_path / "p.jsonl", [])), "--format", "openai",
+    )  # fmt: skip
+    assert result.exit_code == 2 and "no such file" in result.output
+
+
+def test_run_against_local_server_then_score_and_inspect(
+    shared_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, no_waits: list[float]
+) -> None:
+    questions, answers = _bfcl_slice(shared_data, tmp_path, "simple_python", 5)
+    query = {row["id"]: row["question"][0][-1]["content"] for row in _lines(questions, 5)}
+    state = ServerState(slow_s=0.5)
+    triangle = tool_message("calculate_triangle_area", {"base": 10, "height": 5})
+    state.by_query = {
+        query["simple_python_0"]: triangle,
+        # the model sees BFCL's dotted names rewritten, as OpenAI requires, and answers so
+        query["simple_python_1"]: tool_message("math_factorial", {"number": 5}),
+        query["simple_python_2"]: "rate_limited",  # 429 twice, then a call of another tool
+        query["simple_python_3"]: "slow",
+        query["simple_python_4"]: "malformed",
+    }  # fmt: skip
+    monkeypatch.setenv("AG_CLI_KEY", SECRET)
+    out = tmp_path / "preds.jsonl"
+    db = tmp_path / "ag.db"
+    report = tmp_path / "out.json"
+    with scripted_server(state) as (base, _):
+        result = _invoke(
+            "run", "--endpoint", base, "--model", "scripted", "--dataset", str(questions),
+            "--answers", str(answers), "--format", "bfcl", "--out", str(out),
+            "--concurrency", "3", "--timeout", "0.2", "--max-retries", "2",
+            "--api-key-env", "AG_CLI_KEY", "--json", str(report), "--db", str(db),
+            "--jobs", "1", "--no-progress",
+        )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "5 samples sent, 2 failed requests" in result.output
+
+    assert {r.headers["Authorization"] for r in state.requests} == {f"Bearer {SECRET}"}
+    assert {r.body["temperature"] for r in state.requests} == {0.0}
+    assert {r.body["seed"] for r in state.requests} == {0}
+    first_tools = {r.body["tools"][0]["function"]["name"] for r in state.requests}
+    assert "math_factorial" in first_tools and "math.factorial" not in first_tools
+    assert state.seen["rate_limited"] == 3 and state.seen["slow"] == 3
+    assert state.seen["malformed"] == 1
+
+    predictions = {p["id"]: p for p in map(json.loads, out.read_text().splitlines())}
+    assert set(predictions) == set(query)
+    factorial = predictions["simple_python_1"]["result"]["tool_calls"][0]["function"]
+    assert factorial["name"] == "math.factorial"
+    assert predictions["simple_python_1"]["calls"] == [
+        {"id": "call_0", "name": "math.factorial", "arguments": {"number": 5}}
+    ]
+    assert predictions["simple_python_2"]["attempts"] == 3
+    assert predictions["simple_python_3"]["error"] == (
+        "timeout: no complete response within 0.2 s (after 3 attempts)"
+    )
+    assert predictions["simple_python_4"]["error"].startswith("response body is not JSON")
+
+    doc = json.loads(report.read_text(encoding="utf-8"))
+    samples = {s["id"]: s for s in doc["samples"]}
+    assert {k: s["valid"] for k, s in samples.items()} == {
+        "simple_python_0": True,
+        "simple_python_1": True,
+        "simple_python_2": False,
+        "simple_python_3": False,
+        "simple_python_4": False,
+    }
+    assert samples["simple_python_2"]["error_type"] == "wrong_tool"
+    assert samples["simple_python_3"]["error_type"] == "run_error"
+    assert doc["aggregate"]["composite"]["mean"] == pytest.approx(2 / 5)
+    assert doc["config"]["toolcall"]["model"] == "scripted"
+    assert doc["config"]["toolcall"]["runner"]["api_key_env"] == "AG_CLI_KEY"
+
+    listing = tmp_path / "failures.json"
+    shown = _invoke("failures", doc["run_id"], "--db", str(db), "--json", str(listing))
+    assert shown.exit_code == 0
+    assert "3 of 5 samples failed" in shown.output
+    failed = {row["id"]: row for row in json.loads(listing.read_text())["failures"]}
+    assert failed["simple_python_2"]["predicted"] == 'get_weather(city="Rome")'
+    assert failed["simple_python_3"]["error"] == (
+        "run_error (timeout: no complete response within 0.2 s (after 3 attempts))"
+    )
+
+    for text in (
+        result.output,
+        shown.output,
+        listing.read_text(encoding="utf-8"),
+        out.read_text(encoding="utf-8"),
+        report.read_text(encoding="utf-8"),
+    ):
+        assert SECRET not in text
+    assert SECRET.encode() not in db.read_bytes()
+
+
+def test_run_parses_text_answers_and_scores_them(tmp_path: Path, no_waits: list[float]) -> None:
+    dataset = _write_jsonl(tmp_path / "df.jsonl", _deepfabric_rows())
+    hermes = (
+        '<tool_call>{"name": "read_file", "arguments": {"file_path": "config.json"}}</tool_call>'
+    )
+    state = ServerState()
+    state.by_query = {
+        "Show config.json": {"role": "assistant", "content": hermes},
+        "Say hello": {"role": "assistant", "content": "Hello!"},
+        "Find 5 pages on tides": tool_message("search", {"query": "tides", "limit": 5}),
+    }
+    report = tmp_path / "out.json"
+    with scripted_server(state) as (base, _):
+        result = _invoke(
+            "run", "--endpoint", base, "--model", "m", "--dataset", str(dataset),
+            "--format", "deepfabric", "--out", str(tmp_path / "p.jsonl"), "--json", str(report),
+            "--db", str(tmp_path / "ag.db"), "--jobs", "1", "--no-progress",
+            "--fail-under", "1.0",
+        )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    samples = {s["id"]: s for s in json.loads(report.read_text())["samples"]}
+    assert {k: s["valid"] for k, s in samples.items()} == {
+        "df-read": True,
+        "df-chat": True,
+        "df-search": True,
+    }
+    assert samples["df-read"]["metrics"]["tool_selection"] == 1.0
+    assert samples["df-chat"]["metrics"]["tool_selection"] == 1.0
+
+
+def test_run_no_score_writes_predictions_only(
+    tmp_path: Path, no_waits: list[float], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    dataset = _write_jsonl(tmp_path / "df.jsonl", _deepfabric_rows())
+    out = tmp_path / "preds.jsonl"
+    db = tmp_path / "ag.db"
+    with scripted_server() as (base, state):
+        result = _invoke(
+            "run", "--endpoint", base + "/v1", "--model", "m", "--dataset", str(dataset),
+            "--format", "deepfabric", "--out", str(out), "--no-score", "--db", str(db),
+            "--limit", "2", "--no-progress", "--temperature", "none", "--seed", "none",
+            "--max-tokens", "32",
+        )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert not db.exists()
+    assert len(state.requests) == 2
+    assert "no API key in $OPENAI_API_KEY: sending none" in result.output
+    assert not any("Authorization" in r.headers for r in state.requests)
+    for request in state.requests:  # for models that refuse sampling settings
+        assert "temperature" not in request.body and "seed" not in request.body
+        assert request.body["max_tokens"] == 32
+    # the prompt is the conversation up to the first assistant turn
+    sent = {r.body["messages"][-1]["content"]: r.body["messages"] for r in state.requests}
+    assert sent["Show config.json"] == [
+        {"role": "system", "content": "You can use tools."},
+        {"role": "user", "content": "Show config.json"},
+    ]
+    assert sorted(json.loads(line)["id"] for line in out.read_text().splitlines()) == [
+        "df-chat",
+        "df-read",
+    ]
+
+
+def test_run_resume_sends_only_unanswered_samples(tmp_path: Path, no_waits: list[float]) -> None:
+    dataset = _write_jsonl(tmp_path / "df.jsonl", _deepfabric_rows())
+    out = tmp_path / "preds.jsonl"
+    args = [
+        "run", "--dataset", str(dataset), "--format", "deepfabric", "--model", "m",
+        "--out", str(out), "--no-score", "--no-progress",
+    ]  # fmt: skip
+    state = ServerState()
+    state.by_query = {"Say hello": "malformed"}
+    with scripted_server(state) as (base, _):
+        first = _invoke(*args, "--endpoint", base)
+    assert first.exit_code == 0 and "3 samples sent, 1 failed requests" in first.output
+    state = ServerState()
+    state.by_query = {"Say hello": {"role": "assistant", "content": "Hello!"}}
+    with scripted_server(state) as (base, _):
+        second = _invoke(*args, "--endpoint", base, "--resume")
+    assert second.exit_code == 0 and "1 samples sent, 0 failed requests" in second.output
+    assert [r.body["messages"][-1]["content"] for r in state.requests] == ["Say hello"]
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert sorted(line["id"] for line in lines) == ["df-chat", "df-read", "df-search"]
+    assert all("error" not in line for line in lines)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--api-key-env", "AG_CLI_UNSET_KEY"], "environment variable AG_CLI_UNSET_KEY is not set"),
+        (["--weights", "nope=1"], "'nope'"),
+        (["--temperature", "hot"], "--temperature: 'hot' is neither a number nor 'none'"),
+        (["--seed", "-3"], "--seed: '-3' is not a finite non-negative number"),
+        (["--temperature", "nan"], "--temperature: 'nan' is not a finite non-negative number"),
+    ],
+)
+def test_run_usage_errors_exit_2_before_any_request(
+    tmp_path: Path, args: list[str], message: str
+) -> None:
+    dataset = _write_jsonl(tmp_path / "df.jsonl", _deepfabric_rows())
+    with scripted_server() as (base, state):
+        result = _invoke(
+            "run", "--endpoint", base, "--model", "m", "--dataset", str(dataset),
+            "--format", "deepfabric", "--out", str(tmp_path / "p.jsonl"), *args,
+        )  # fmt: skip
+    assert result.exit_code == 2 and message in result.output
+    assert state.requests == []
+
+
+def test_run_bad_endpoint_exit_2(tmp_path: Path) -> None:
+    dataset = _write_jsonl(tmp_path / "df.jsonl", _deepfabric_rows())
+    result = _invoke(
+        "run", "--endpoint", "localhost:8000", "--model", "m", "--dataset", str(dataset),
+        "--format", "deepfabric", "--out", str(tmp_path / "p.jsonl"),
+    )  # fmt: skip
+    assert result.exit_code == 2 and "not an http(s) URL" in result.output
+
+
+def test_failures_unknown_or_foreign_run_exit_2(tmp_path: Path) -> None:
+    assert _invoke("failures", "abc", "--db", str(tmp_path / "none.db")).exit_code == 2
+    db = tmp_path / "ag.db"
+    with Store(db) as store:
+        run_id = store.create_run(kind="evaluate", suite="behavior", config={}, sources=[])
+    assert _invoke("failures", "nope", "--db", str(db)).exit_code == 2
+    foreign = _invoke("failures", run_id, "--db", str(db))
+    assert foreign.exit_code == 2 and "not a tool-calling run" in foreign.output
+
+
+def test_bfcl_without_answers_exit_2(shared_data: Path, tmp_path: Path) -> None:
+    questions, _ = _bfcl_slice(shared_data, tmp_path, "simple_python", 2)
+    preds = _write_jsonl(tmp_path / "p.jsonl", [{"id": "simple_python_0", "result": "[]"}])
+    result = _invoke(
+        "score", "--dataset", str(questions), "--predictions", str(preds), "--format", "bfcl",
+        "--db", str(tmp_path / "ag.db"),
+    )  # fmt: skip
+    assert result.exit_code == 2
+    assert "no usable sample" in result.output and "possible-answer file" in result.output

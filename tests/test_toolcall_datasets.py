@@ -1,0 +1,317 @@
+"""Dataset readers (DeepFabric, OpenAI conversations, BFCL) and predictions -> Traces."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentgauge.config import load_suite
+from agentgauge.engine import score_traces
+from agentgauge.io.jsonl import ReadError
+from agentgauge.model import ExpectedCall, StepKind, Task, Trace, Usage
+from agentgauge.toolcall.datasets import read_bfcl, read_dataset, read_predictions
+
+READ_FILE_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "read_file",
+        "description": "read",
+        "parameters": {
+            "type": "object",
+            "properties": {"file_path": {"type": "string"}},
+            "required": ["file_path"],
+        },
+    },
+}
+
+
+def _deepfabric_sample(**extra: Any) -> dict[str, Any]:
+    """DeepFabric's minimal evaluator sample (research notes A3), with the tool-call id its docs
+    use (``call_0``), which its own 9-character validator rejects."""
+    return {
+        "messages": [
+            {"role": "system", "content": "You can use tools."},
+            {"role": "user", "content": "Show config.json"},
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [
+                    {
+                        "id": "call_0",
+                        "type": "function",
+                        "function": {
+                            "name": "read_file",
+                            "arguments": '{"file_path": "config.json"}',
+                        },
+                    }
+                ],
+            },
+            {"role": "tool", "content": '{"debug": true}', "tool_call_id": "call_0"},
+            {"role": "assistant", "content": "debug is true"},
+        ],
+        "tool_context": {
+            "executions": [
+                {
+                    "function_name": "read_file",
+                    "arguments": '{"file_path": "config.json"}',
+                    "reasoning": "need file",
+                    "result": '{"debug": true}',
+                }
+            ]
+        },
+        "tools": [READ_FILE_TOOL],
+        "metadata": {"conversation_type": "cot"},
+        **extra,
+    }
+
+
+def _write_jsonl(path: Path, rows: list[Any]) -> Path:
+    path.write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in rows))
+    return path
+
+
+def test_deepfabric_sample_with_call_0_id_and_extra_keys(tmp_path: Path) -> None:
+    path = _write_jsonl(
+        tmp_path / "df.jsonl",
+        [
+            _deepfabric_sample(
+                id="sample-7", question="Show config.json", agent_context={"mode": "x"}
+            )
+        ],
+    )
+    [task] = list(read_dataset(path, "deepfabric"))
+    assert isinstance(task, Task)
+    assert task.id == "sample-7"
+    assert task.input == [
+        {"role": "system", "content": "You can use tools."},
+        {"role": "user", "content": "Show config.json"},
+    ]
+    assert task.expected_calls == [
+        ExpectedCall(name="read_file", arguments={"file_path": ["config.json"]})
+    ]
+    assert [t.name for t in task.tools] == ["read_file"]
+    assert task.tools[0].parameters["required"] == ["file_path"]
+    assert task.expected_output == "debug is true"
+    assert task.reference_trajectory == ["read_file"]
+    assert task.description == "Show config.json"
+
+
+def test_deepfabric_falls_back_to_tool_context(tmp_path: Path) -> None:
+    sample = _deepfabric_sample()
+    sample["messages"] = [
+        {"role": "user", "content": "Show config.json"},
+        {"role": "assistant", "content": "Let me check."},
+    ]
+    sample["final_answer"] = "debug is true"
+    [task] = list(read_dataset(_write_jsonl(tmp_path / "df.jsonl", [sample]), "deepfabric"))
+    assert isinstance(task, Task) and task.id == "line-1"
+    assert task.expected_calls == [
+        ExpectedCall(name="read_file", arguments={"file_path": ["config.json"]})
+    ]
+    assert task.expected_output == "debug is true"
+
+
+def test_conversation_expecting_no_call(tmp_path: Path) -> None:
+    sample = {
+        "id": 3,
+        "messages": [
+            {"role": "user", "content": "What is 2 + 2?"},
+            {"role": "assistant", "content": "4"},
+        ],
+        "tools": [READ_FILE_TOOL],
+    }
+    [task] = list(read_dataset(_write_jsonl(tmp_path / "oa.jsonl", [sample]), "openai"))
+    assert isinstance(task, Task)
+    assert task.id == "3" and task.expected_calls == [] and task.expected_output == "4"
+
+
+def test_openai_conversation_with_parallel_calls(tmp_path: Path) -> None:
+    sample = {
+        "messages": [
+            {"role": "user", "content": [{"type": "text", "text": "Weather in Oslo and Rome?"}]},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {"id": "a", "function": {"name": "w", "arguments": {"city": "Oslo"}}},
+                    {"id": "b", "function": {"name": "w", "arguments": '{"city": "Rome"}'}},
+                ],
+            },
+        ],
+        "tools": [{"name": "w", "parameters": {"type": "object", "properties": {}}}],
+    }
+    [task] = list(read_dataset(_write_jsonl(tmp_path / "oa.jsonl", [sample]), "openai"))
+    assert isinstance(task, Task)
+    assert [(c.name, c.arguments) for c in task.expected_calls or []] == [
+        ("w", {"city": ["Oslo"]}),
+        ("w", {"city": ["Rome"]}),
+    ]
+    assert task.description == "Weather in Oslo and Rome?"
+
+
+def test_bad_lines_name_file_line_and_field_and_reading_goes_on(tmp_path: Path) -> None:
+    bad_args = _deepfabric_sample()
+    bad_args["messages"][2]["tool_calls"][0]["function"]["arguments"] = '{"file_path": '
+    no_role = _deepfabric_sample()
+    del no_role["messages"][1]["role"]
+    path = _write_jsonl(
+        tmp_path / "df.jsonl",
+        ["{not json", {"tools": []}, bad_args, no_role, [1, 2], _deepfabric_sample(id="ok")],
+    )
+    items = list(read_dataset(path, "deepfabric"))
+    errors = [i for i in items if isinstance(i, ReadError)]
+    assert [(e.source, e.line, e.field) for e in errors] == [
+        (str(path), 1, None),
+        (str(path), 2, "messages"),
+        (str(path), 3, "messages[2].tool_calls[0].function.arguments"),
+        (str(path), 4, "messages[1].role"),
+        (str(path), 5, None),
+    ]
+    assert isinstance(items[-1], Task) and items[-1].id == "ok"
+
+
+def _bfcl_lines(shared_data: Path, category: str, n: int) -> tuple[list[str], list[str]]:
+    root = shared_data / "bfcl"
+    name = f"BFCL_v4_{category}.json"
+    questions = (root / name).read_text().splitlines()[:n]
+    answers = (root / "possible_answer" / name).read_text().splitlines()[:n]
+    return questions, answers
+
+
+def test_bfcl_answers_are_aligned_by_id(shared_data: Path, tmp_path: Path) -> None:
+    questions, answers = _bfcl_lines(shared_data, "parallel", 4)
+    q = _write_jsonl(tmp_path / "BFCL_v4_parallel.json", questions)
+    a = _write_jsonl(tmp_path / "answers.json", answers[::-1])  # reversed order
+    tasks = [t for t in read_bfcl(q, a) if isinstance(t, Task)]
+    assert [t.id for t in tasks] == [f"parallel_{i}" for i in range(4)]
+    assert tasks[0].category == "parallel"
+    assert [(c.name, c.arguments) for c in tasks[0].expected_calls or []] == [
+        ("spotify.play", {"artist": ["Taylor Swift"], "duration": [20]}),
+        ("spotify.play", {"artist": ["Maroon 5"], "duration": [15]}),
+    ]
+    assert tasks[0].tools[0].parameters["type"] == "dict"  # BFCL type names kept
+    assert tasks[0].input == json.loads(questions[0])["question"][0]
+
+
+def test_bfcl_mismatched_files_are_reported(shared_data: Path, tmp_path: Path) -> None:
+    questions, answers = _bfcl_lines(shared_data, "simple_python", 3)
+    q = _write_jsonl(tmp_path / "BFCL_v4_simple_python.json", [questions[0], questions[2]])
+    bad_answer = json.dumps({"id": "x", "ground_truth": [{"f": {"a": 1}}]})  # not a value list
+    a = _write_jsonl(tmp_path / "answers.json", [answers[0], bad_answer, answers[1]])
+    items = list(read_bfcl(q, a))
+    errors = [(e.source, e.line, e.field, e.message) for e in items if isinstance(e, ReadError)]
+    assert errors[0][:3] == (str(a), 2, "ground_truth[0].f.a")
+    assert errors[1] == (str(q), 2, "id", "no possible answer with id 'simple_python_2'")
+    assert errors[2] == (str(a), 3, "id", "possible answer 'simple_python_1' has no question")
+    assert [t.id for t in items if isinstance(t, Task)] == ["simple_python_0"]
+
+
+def test_bfcl_irrelevance_needs_no_answers(shared_data: Path) -> None:
+    root = shared_data / "bfcl"
+    first = next(iter(read_bfcl(root / "BFCL_v4_irrelevance.json")))
+    assert isinstance(first, Task) and first.expected_calls == []
+    needs = next(iter(read_bfcl(root / "BFCL_v4_simple_python.json")))
+    assert isinstance(needs, ReadError) and "possible-answer" in needs.message
+
+
+def test_predictions_become_traces(tmp_path: Path) -> None:
+    tasks = {
+        t.id: t
+        for t in read_dataset(
+            _write_jsonl(
+                tmp_path / "df.jsonl",
+                [_deepfabric_sample(id=f"s{i}") for i in range(6)],
+            ),
+            "deepfabric",
+        )
+        if isinstance(t, Task)
+    }
+    message = {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": "call_9",
+                "type": "function",
+                "function": {"name": "read_file", "arguments": '{"file_path": "config.json"}'},
+            }
+        ],
+    }
+    path = _write_jsonl(
+        tmp_path / "preds.jsonl",
+        [
+            {
+                "id": "s0",
+                "result": message,
+                "latency_s": 0.25,
+                "usage": {"input_tokens": 10, "output_tokens": 3},
+                "attempts": 1,
+                "finish_reason": "tool_calls",
+            },
+            {"id": "s1", "result": [{"read_file": {"file_path": "config.json"}}]},
+            {
+                "id": "s2",
+                "result": "Reading.<tool_call>"
+                + json.dumps({"name": "read_file", "arguments": {"file_path": "x"}})
+                + "</tool_call>",
+            },
+            {"id": "s3", "result": "read_file(file_path="},
+            {"id": "s4", "attempts": 5, "error": "HTTP 503: overloaded (after 5 attempts)"},
+            {"id": "nope", "result": []},
+            {"id": "s0", "result": []},
+            {"result": []},
+            {"id": "s5"},  # neither result nor error
+        ],
+    )
+    items = list(read_predictions(path, tasks, include_missing=True))
+    traces = {i.id: i for i in items if isinstance(i, Trace)}
+    errors = [(e.line, e.field) for e in items if isinstance(e, ReadError)]
+    assert errors == [(6, "id"), (7, "id"), (8, "id"), (9, "result")]
+    s0 = traces["s0"]
+    assert [s.kind for s in s0.steps] == [StepKind.tool_call]
+    assert s0.tool_calls[0].id == "call_9" and s0.tool_calls[0].arguments == {
+        "file_path": "config.json"
+    }
+    assert s0.duration_s == 0.25 and s0.usage == Usage(input_tokens=10, output_tokens=3)
+    assert s0.metadata == {"raw_output": message, "parse_error": None, "parse_format": "openai"}
+    assert traces["s1"].metadata["parse_format"] == "bfcl"
+    assert traces["s2"].output == "Reading." and traces["s2"].metadata["parse_format"] == "hermes"
+    assert traces["s3"].tool_calls == [] and traces["s3"].metadata["parse_error"]
+    assert traces["s4"].metadata["run_error"] == "HTTP 503: overloaded (after 5 attempts)"
+    assert traces["s5"].metadata["run_error"] == "no prediction"
+
+    samples = {s.trace_id: s for s in score_traces(list(traces.values()), load_suite("toolcall"))}
+    assert {k: s.values["execution_success"] for k, s in samples.items()} == {
+        "s0": 1.0,
+        "s1": 1.0,
+        "s2": 1.0,  # types right, value wrong: the spec does not compare values
+        "s3": 0.0,
+        "s4": 0.0,
+        "s5": 0.0,
+    }
+    assert {k: s.values["value_accuracy"] for k, s in samples.items()} == {
+        "s0": 1.0,
+        "s1": 1.0,
+        "s2": 0.0,
+        "s3": 0.0,
+        "s4": 0.0,
+        "s5": 0.0,
+    }
+    assert samples["s3"].details["value_accuracy"]["error_type"] == "parse_error"
+    assert samples["s4"].details["tool_selection"]["error_type"] == "run_error"
+
+
+@pytest.mark.parametrize(
+    ("line", "field"),
+    [
+        ({"id": "s0", "result": [], "latency_s": -1}, "latency_s"),
+        ({"id": "s0", "result": [], "usage": {"input_tokens": "many"}}, "usage"),
+    ],
+)
+def test_bad_runner_fields(tmp_path: Path, line: dict[str, Any], field: str) -> None:
+    task = Task(id="s0", expected_calls=[])
+    [item] = list(read_predictions(_write_jsonl(tmp_path / "p.jsonl", [line]), {"s0": task}))
+    assert isinstance(item, ReadError) and item.field == field
