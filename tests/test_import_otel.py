@@ -271,6 +271,7 @@ def _turn(trace_id: str, span_id: str, start_s: int, answer: str) -> list[dict[s
         "gen_ai.operation.name": "invoke_agent",
         "gen_ai.agent.name": "Helper",
         "gen_ai.conversation.id": "chat-1",
+        "gen_ai.output.messages": json.dumps([{"role": "assistant", "content": answer}]),
     }
     chat = {
         "gen_ai.operation.name": "chat",
@@ -297,7 +298,7 @@ def test_group_by_conversation(tmp_path: Path) -> None:
     assert (trace.id, trace.task.id, trace.agent) == ("chat-1", "chat-1", "Helper")
     assert trace.metadata["trace_ids"] == ["t1", "t2"]
     assert [s.content for s in trace.steps] == ["Hello!", "Goodbye!"]  # same agent: no handoff
-    assert trace.output == "Goodbye!"
+    assert trace.output == "Goodbye!"  # the last turn's agent output, not the first's
     assert trace.duration_s == 12.0
     assert trace.usage is not None and trace.usage.input_tokens == 14
     with pytest.raises(ValueError, match="group_by"):
@@ -379,6 +380,34 @@ def test_bad_values_are_errors_not_crashes(
     assert isinstance(error, ReadError)
     assert (error.line, error.field) == (line, field)
     assert says in error.message
+
+
+def test_python_console_exporter_and_broken_first_line(tmp_path: Path) -> None:
+    # ConsoleSpanExporter prints each span as an indented object when it ends (root last)
+    spans = json.loads((DATA / "legacy_flat.json").read_text())
+    spans.sort(key=lambda span: span["end_time"])
+    console = tmp_path / "console.txt"
+    console.write_text("".join(json.dumps(span, indent=4) + "\n" for span in spans))
+    assert _only_trace(console) == _only_trace(DATA / "legacy_flat.json")
+    # a JSONL file whose first line is cut short: an error on line 1, the rest is read
+    lines = (DATA / "single_agent.json").read_text().splitlines()
+    cut = tmp_path / "cut.json"
+    cut.write_text("\n".join([lines[0][:50], *lines[1:]]) + "\n")
+    error, trace = read_otel(cut)
+    assert isinstance(error, ReadError) and (error.line, error.field) == (1, None)
+    assert isinstance(trace, Trace)
+    assert [s.kind.value for s in trace.steps] == ["tool_call", "tool_result", "llm"]
+
+
+def test_credentials_in_invocation_parameters_are_dropped(tmp_path: Path) -> None:
+    settings = '{"temperature": 0.5, "max_tokens": 64, "api_key": "sk-x", "Authorization": "B"}'
+    span = _span("t", "s", "chat m", (0, 1), {"llm.invocation_parameters": settings})
+    span["attributes"].append(  # type: ignore[attr-defined]
+        {"key": "openinference.span.kind", "value": {"stringValue": "LLM"}}
+    )
+    path = tmp_path / "creds.json"
+    path.write_text(_otlp_line([span]) + "\n")
+    assert _only_trace(path).params == {"temperature": 0.5, "max_tokens": 64}
 
 
 def test_javascript_console_exporter_spans(tmp_path: Path) -> None:

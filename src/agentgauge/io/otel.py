@@ -68,6 +68,7 @@ _REQUEST_PARAMS = {
     "gen_ai.request.presence_penalty": "presence_penalty",
 }
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_SECRET = re.compile(r"api[_-]?key|secret|password|authori[sz]ation|access[_-]?token", re.I)
 
 
 class _BadField(ValueError):
@@ -140,9 +141,13 @@ def _documents(path: str | Path) -> Iterator[tuple[int, Any] | ReadError]:
                 continue
             try:
                 yield first, json.loads(text)
-            except json.JSONDecodeError:
-                yield from _concatenated(text + fh.read(), source, first)
-                return
+            except json.JSONDecodeError as exc:
+                if exc.pos < len(text.rstrip()):
+                    yield _invalid_json(source, first, exc)  # a broken line of a JSONL file
+                else:
+                    # a document that goes on past its first line: pretty-printed JSON
+                    yield from _concatenated(text + fh.read(), source, first)
+                    return
             break
         for number, text in enumerate(fh, start=first + 1):
             if text.strip():
@@ -979,12 +984,14 @@ def _root(group: _Group) -> tuple[_Span, list[_Span]]:
     return (parentless or group.spans)[0], top_agents
 
 
-def _output(group: _Group, root: _Span, top_agents: list[_Span], steps: list[Step]) -> Any:
-    """The root span's own output, else the last assistant text of a top-level agent, else
-    the last assistant text of any LLM step."""
-    own = _assistant_text(_output_messages(root))
-    if own is not None:
-        return own
+def _output(root: _Span, top_agents: list[_Span], steps: list[Step]) -> Any:
+    """The last top-level agent's own output (the last turn's, in a conversation), else the
+    root span's, else the last assistant text of a top-level agent's LLM steps, else of any
+    LLM step."""
+    for span in [*reversed(top_agents), root]:
+        own = _assistant_text(_output_messages(span))
+        if own is not None:
+            return own
     top_names = {_agent_name(s) for s in top_agents}
     for candidates in (
         [s for s in steps if s.kind is StepKind.llm and s.agent in top_names],
@@ -1004,7 +1011,8 @@ def _params(group: _Group) -> dict[str, Any]:
             params: dict[str, Any] = {}
             invocation = _maybe_json(attrs.get("llm.invocation_parameters"))
             if isinstance(invocation, dict):
-                params.update(invocation)
+                # a client's settings may carry its credentials: they never enter a Trace
+                params.update({k: v for k, v in invocation.items() if not _SECRET.search(k)})
             model = _model(attrs)
             if model is not None:
                 params["model"] = model
@@ -1076,7 +1084,7 @@ def _build_trace(
     return Trace(
         id=trace_id,
         task=Task(id=task_id, input=first_input, tools=list(tools.values())),
-        output=_output(group, root, top_agents, steps),
+        output=_output(root, top_agents, steps),
         steps=steps,
         agent=_agent_name(top_agents[0]) if top_agents else None,
         params=_params(group),
