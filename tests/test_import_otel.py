@@ -211,6 +211,41 @@ def test_log_files_read_beside_the_span_file(tmp_path: Path) -> None:
     assert trace == together
 
 
+def test_google_adk_spans(tmp_path: Path) -> None:
+    trace = _only_trace(DATA / "adk.json")
+    assert (trace.agent, trace.task.id) == ("weather_agent", "s-oslo")
+    # gcp.vertex.agent.llm_request / llm_response (Gemini contents), tool_call_args / response
+    assert trace.task.input == "How cold is it in Oslo?"
+    assert [s.kind.value for s in trace.steps] == ["llm", "tool_call", "tool_result", "llm"]
+    assert trace.tool_calls[0].model_dump() == {
+        "id": "adk-1",
+        "name": "get_weather",
+        "arguments": {"city": "Oslo"},
+    }
+    assert trace.steps[2].result == {"temperature": -3}
+    assert trace.output == "It is -3°C in Oslo."
+    assert trace.usage is not None
+    assert (trace.usage.input_tokens, trace.usage.output_tokens) == (110, 15)
+    assert trace.duration_s == 2.2
+    assert trace.metadata["unmapped_spans"] == {"invocation": 1}
+    assert trace.metadata["tool_calls_in_messages"] == 1  # the function_call part
+    # without the tool span, the function_call / function_response parts are the trajectory
+    first, second = (json.loads(line) for line in (DATA / "adk.json").read_text().splitlines())
+    spans = first["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    spans[:] = [s for s in spans if not s["name"].startswith("execute_tool")]
+    path = tmp_path / "adk_llm_only.json"
+    path.write_text(json.dumps(first) + "\n" + json.dumps(second) + "\n")
+    llm_only = _only_trace(path)
+    assert [(s.kind.value, s.id) for s in llm_only.steps] == [
+        ("llm", "a000000000000003"),
+        ("tool_call", "a000000000000003:call0"),
+        ("tool_result", "a000000000000003:call0:result"),
+        ("llm", "a000000000000005"),
+    ]
+    assert llm_only.tool_calls == trace.tool_calls
+    assert llm_only.steps[2].result == {"temperature": -3}
+
+
 def test_bad_lines_and_spans_are_reported_and_reading_goes_on() -> None:
     items = list(read_otel(DATA / "malformed.json"))
     source = str(DATA / "malformed.json")

@@ -472,6 +472,10 @@ def _tool_call(raw: Any) -> ToolCall | None:
     )
 
 
+def _gemini_call(raw: dict[str, Any]) -> ToolCall | None:
+    return _tool_call({"id": raw.get("id"), "name": raw.get("name"), "arguments": raw.get("args")})
+
+
 def _message(raw: Any, default_role: str) -> _Message | None:
     """A message in the parts-based schema, OpenAI style, OpenInference or a choice body."""
     if isinstance(raw, str):
@@ -483,12 +487,21 @@ def _message(raw: Any, default_role: str) -> _Message | None:
         raw = {**raw["message"], "role": raw["message"].get("role", default_role)}
     role = str(raw.get("role") or default_role)
     if isinstance(raw.get("parts"), list):
+        # GenAI parts are typed; Gemini / ADK parts are keyed (function_call, function_response)
         parts = [p for p in raw["parts"] if isinstance(p, dict)]
-        calls = [_tool_call(p) for p in parts if p.get("type") == "tool_call"]
+        calls = [
+            _tool_call(p) if p.get("type") == "tool_call" else _gemini_call(p["function_call"])
+            for p in parts
+            if p.get("type") == "tool_call" or isinstance(p.get("function_call"), dict)
+        ]
         responses = [
             (str(p.get("id")), _maybe_json(p.get("response", p.get("result"))))
-            for p in parts
-            if p.get("type") == "tool_call_response"
+            for p in (
+                p.get("function_response", p)
+                for p in parts
+                if p.get("type") == "tool_call_response"
+                or isinstance(p.get("function_response"), dict)
+            )
         ]
         return _Message(role, _text_of(parts), [c for c in calls if c], responses)
     raw_calls = raw.get("tool_calls")
@@ -529,6 +542,7 @@ class _Direction:
     plain: str  # OpenInference's plain value
     role: str  # the default role
     events: dict[str, str]  # deprecated events -> their role
+    adk: tuple[str, str]  # Google ADK's JSON attribute and the key of its messages
 
 
 _INPUT = _Direction(
@@ -544,6 +558,7 @@ _INPUT = _Direction(
         "gen_ai.assistant.message": "assistant",
         "gen_ai.tool.message": "tool",
     },
+    ("gcp.vertex.agent.llm_request", "contents"),
 )
 _OUTPUT = _Direction(
     "gen_ai.output.messages",
@@ -553,6 +568,7 @@ _OUTPUT = _Direction(
     "output.value",
     "assistant",
     {"gen_ai.choice": "assistant"},
+    ("gcp.vertex.agent.llm_response", "content"),
 )
 
 
@@ -566,6 +582,10 @@ def _span_messages(span: _Span, side: _Direction) -> list[_Message]:
         flat = _unflatten(attrs, prefix)
         if flat:
             return _messages(flat, side.role)
+    adk_attribute, adk_key = side.adk
+    adk = _maybe_json(attrs.get(adk_attribute))
+    if isinstance(adk, dict) and adk.get(adk_key):
+        return _messages(adk[adk_key], side.role)
     from_events = []
     for ev in span.events:
         if ev.name in side.events:
@@ -702,7 +722,12 @@ def _is_json_schema(value: Any) -> bool:
 def _tool_arguments(span: _Span) -> tuple[dict[str, Any], Any]:
     """The call's arguments, and the raw value when it is not a JSON object (else None)."""
     attrs = span.attributes
-    for key in ("gen_ai.tool.call.arguments", "tool_call.function.arguments", "tool.parameters"):
+    for key in (
+        "gen_ai.tool.call.arguments",
+        "gcp.vertex.agent.tool_call_args",
+        "tool_call.function.arguments",
+        "tool.parameters",
+    ):
         value = _maybe_json(attrs.get(key))
         if value is None or (key == "tool.parameters" and _is_json_schema(value)):
             continue  # OpenInference may put the tool's schema there, not the call's values
@@ -714,7 +739,9 @@ def _tool_arguments(span: _Span) -> tuple[dict[str, Any], Any]:
 
 
 def _tool_result(span: _Span) -> Any:
-    _, value = _first(span.attributes, "gen_ai.tool.call.result", "output.value")
+    _, value = _first(
+        span.attributes, "gen_ai.tool.call.result", "gcp.vertex.agent.tool_response", "output.value"
+    )
     return _maybe_json(value)
 
 
