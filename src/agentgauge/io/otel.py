@@ -578,14 +578,16 @@ def _span_messages(span: _Span, side: _Direction) -> list[_Message]:
     for key in (side.attribute, side.legacy):
         if attrs.get(key) not in (None, ""):
             return _messages(attrs[key], side.role)
-    for prefix in (side.legacy, side.openinference):
-        flat = _unflatten(attrs, prefix)
-        if flat:
-            return _messages(flat, side.role)
+    flat = _unflatten(attrs, side.legacy)
+    if flat:
+        return _messages(flat, side.role)
     adk_attribute, adk_key = side.adk
     adk = _maybe_json(attrs.get(adk_attribute))
     if isinstance(adk, dict) and adk.get(adk_key):
         return _messages(adk[adk_key], side.role)
+    flat = _unflatten(attrs, side.openinference)
+    if flat:
+        return _messages(flat, side.role)
     from_events = []
     for ev in span.events:
         if ev.name in side.events:
