@@ -340,6 +340,33 @@ def test_group_by_conversation(tmp_path: Path) -> None:
         list(read_otel(path, group_by="session"))  # type: ignore[arg-type]
 
 
+def test_plan_span_is_a_reasoning_step(tmp_path: Path) -> None:
+    plan_text = "1. find flights 2. compare prices 3. book the cheapest"
+    plan = {
+        "gen_ai.operation.name": "plan",
+        "gen_ai.agent.name": "Planner",
+        "gen_ai.output.messages": json.dumps(
+            [{"role": "assistant", "parts": [{"type": "text", "content": plan_text}]}]
+        ),
+    }
+    agent = {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "Planner"}
+    spans = [
+        _span("tp", "p", "plan Planner", (1, 3), plan, parent="a"),
+        _span("tp", "a", "invoke_agent Planner", (0, 4), agent),
+    ]
+    path = tmp_path / "plan.json"
+    path.write_text(_otlp_line(spans) + "\n")
+    (step,) = _only_trace(path).steps
+    assert (step.kind, step.agent, step.content, step.duration_s, step.id, step.parent_id) == (
+        StepKind.reasoning,
+        "Planner",
+        plan_text,
+        2.0,
+        "p",
+        "a",
+    )
+
+
 def test_tool_calls_from_messages_when_no_tool_span(tmp_path: Path) -> None:
     def chat(span_id: str, start_s: int, inputs: object, outputs: object) -> dict[str, object]:
         messages = {
