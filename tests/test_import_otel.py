@@ -624,3 +624,27 @@ def test_cli_import_writes_native_jsonl(tmp_path: Path) -> None:
     assert back == expected
     bad = runner.invoke(app, ["import", files[0], "--format", "zipkin", "--out", str(out)])
     assert bad.exit_code == 2
+
+
+def test_cli_resume_reads_the_run_format_and_import_takes_log_files(tmp_path: Path) -> None:
+    db, out = tmp_path / "a.db", tmp_path / "out.json"
+    files = [str(DATA / "handoff.json"), str(DATA / "malformed.json")]
+    common = ["--db", str(db), "--jobs", "1", "--no-progress", "--json", str(out)]
+    first = runner.invoke(app, ["evaluate", *files, "--format", "otel", *common])
+    assert first.exit_code == 0, first.output
+    before = json.loads(out.read_text())
+    # no --format: the run's own format is used again, so nothing new is read or misread
+    again = runner.invoke(app, ["evaluate", *files, "--resume", before["run_id"], *common])
+    assert again.exit_code == 0, again.output
+    after = json.loads(out.read_text())
+    assert (len(after["samples"]), after["errors"]) == (len(before["samples"]), before["errors"])
+
+    logs_line, spans_line, _ = (DATA / "with_logs.json").read_text().splitlines()
+    (tmp_path / "logs.json").write_text(logs_line + "\n")
+    (tmp_path / "spans.json").write_text(spans_line + "\n")
+    traces = tmp_path / "t.jsonl"
+    args = ["import", str(tmp_path / "spans.json"), "--logs", str(tmp_path / "logs.json")]
+    result = runner.invoke(app, [*args, "--out", str(traces)])
+    assert result.exit_code == 0, result.output
+    (trace,) = read_traces(traces)
+    assert isinstance(trace, Trace) and trace.task.input == "Translate 'bonjour' to English"
