@@ -199,20 +199,21 @@ def import_traces(
             task_id_attribute=task_id_attribute,
             log_files=logs or [],
         )
-    errors: list[ReadError] = []
+    n_errors = 0
 
     def traces() -> Iterable[Trace]:
+        nonlocal n_errors
         for path in paths:
             for item in read(path):
                 if isinstance(item, ReadError):
-                    errors.append(item)
-                    err_console.print(f"[yellow]{item}[/]", highlight=False, markup=False)
+                    n_errors += 1
+                    err_console.print(str(item), style="yellow", highlight=False, markup=False)
                 else:
                     yield item
 
     with console.status("importing"):
         n = write_traces(traces(), out)
-    console.print(f"wrote {n} traces to {out}; {len(errors)} errors")
+    console.print(f"wrote {n} traces to {out}; {n_errors} errors")
 
 
 @app.command()
