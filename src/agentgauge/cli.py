@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import itertools
 import json
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -102,16 +104,22 @@ def evaluate(
     ray_address: Annotated[
         str | None, typer.Option(help="Ray cluster address (default: start a local one).")
     ] = None,
+    trace_format: Annotated[
+        str, typer.Option("--format", help="Input format: 'native' JSONL or 'otel' spans.")
+    ] = "native",
 ) -> None:
     """Score trace files with a suite, store the run and report it."""
     from agentgauge.config import Suite, SuiteError, load_suite
     from agentgauge.engine import evaluate as run_evaluation
     from agentgauge.engine import iter_sources
+    from agentgauge.io.importers import IMPORTERS
     from agentgauge.io.jsonl import count_lines
     from agentgauge.store import Store, StoreError
 
     if executor not in ("local", "ray"):
         raise usage_error(f"--executor must be 'local' or 'ray', not {executor!r}")
+    if trace_format not in IMPORTERS:
+        raise usage_error(f"--format must be one of {', '.join(IMPORTERS)}, not {trace_format!r}")
     missing = [p for p in paths if not p.is_file()]
     if missing:
         raise usage_error(f"no such file: {missing[0]}")
@@ -121,12 +129,18 @@ def evaluate(
                 run = store.get_run(resume)
                 chosen = Suite.model_validate(run.config["suite"])
                 sources = [Path(s) for s in run.sources] or paths
+                trace_format = run.config.get("format", "native")
             else:
                 chosen = load_suite(suite)
                 sources = paths
-            total = count_lines(sources) if progress else None
+            if trace_format == "native":
+                items: Iterable[Any] = iter_sources(sources)
+                total = count_lines(sources) if progress else None
+            else:
+                read = IMPORTERS[trace_format]
+                items, total = itertools.chain.from_iterable(read(p) for p in sources), None
             run_id = run_evaluation(
-                iter_sources(sources),
+                items,
                 chosen,
                 store=store,
                 run_id=resume,
@@ -138,12 +152,68 @@ def evaluate(
                 batch_size=batch_size,
                 executor=executor,
                 ray_address=ray_address,
+                extra_config={"format": trace_format},
             )
     except (SuiteError, StoreError) as exc:
         raise usage_error(str(exc)) from None
     write_outputs(
         db, run_id, json_out=json_out, csv_out=csv_out, html_out=html_out, fail_under=fail_under
     )
+
+
+@app.command("import")
+def import_traces(
+    paths: Annotated[list[Path], typer.Argument(help="Files to import.")],
+    out: Annotated[Path, typer.Option(help="Native JSONL to write (.jsonl or .jsonl.gz).")],
+    trace_format: Annotated[str, typer.Option("--format", help="Input format.")] = "otel",
+    group_by: Annotated[
+        str, typer.Option(help="otel: one trace per 'trace' id or per 'conversation'.")
+    ] = "trace",
+    task_id_attribute: Annotated[
+        str, typer.Option(help="otel: the span attribute holding the task id.")
+    ] = "gen_ai.conversation.id",
+    logs: Annotated[
+        list[Path] | None, typer.Option(help="otel: OTLP logs exports in other files.")
+    ] = None,
+) -> None:
+    """Convert other tools' traces (OpenTelemetry GenAI / OpenInference spans) to native JSONL."""
+    from functools import partial
+
+    from agentgauge.io.importers import IMPORTERS, Importer
+    from agentgauge.io.jsonl import ReadError, write_traces
+    from agentgauge.io.otel import read_otel
+    from agentgauge.model import Trace
+
+    if trace_format not in IMPORTERS:
+        raise usage_error(f"--format must be one of {', '.join(IMPORTERS)}, not {trace_format!r}")
+    if group_by not in ("trace", "conversation"):
+        raise usage_error(f"--group-by must be 'trace' or 'conversation', not {group_by!r}")
+    missing = [p for p in [*paths, *(logs or [])] if not p.is_file()]
+    if missing:
+        raise usage_error(f"no such file: {missing[0]}")
+    read: Importer = IMPORTERS[trace_format]
+    if trace_format == "otel":
+        read = partial(
+            read_otel,
+            group_by="trace" if group_by == "trace" else "conversation",
+            task_id_attribute=task_id_attribute,
+            log_files=logs or [],
+        )
+    n_errors = 0
+
+    def traces() -> Iterable[Trace]:
+        nonlocal n_errors
+        for path in paths:
+            for item in read(path):
+                if isinstance(item, ReadError):
+                    n_errors += 1
+                    err_console.print(str(item), style="yellow", highlight=False, markup=False)
+                else:
+                    yield item
+
+    with console.status("importing"):
+        n = write_traces(traces(), out)
+    console.print(f"wrote {n} traces to {out}; {n_errors} errors")
 
 
 @app.command()

@@ -1,0 +1,1322 @@
+"""Import OpenTelemetry GenAI traces (OTLP/JSON span files) as agentgauge Traces.
+
+Reads what instrumented agents already emit: the OTel Collector's file exporter output (one
+``ExportTraceServiceRequest`` JSON document per line), a single or several concatenated JSON
+documents, or a JSON list of flattened spans (``attributes`` as a dict, as SDK console exporters
+print them). Spans are grouped by trace id (or by ``gen_ai.conversation.id``) and each group
+becomes one Trace:
+
+- ``execute_tool`` spans become ``tool_call`` steps, followed by a ``tool_result`` step when
+  the span records a result or an error;
+- ``chat`` / ``text_completion`` / ``generate_content`` spans become ``llm`` steps with usage;
+- ``plan`` spans become ``reasoning`` steps;
+- ``invoke_agent`` / ``invoke_workflow`` spans name the agent of the steps below them, and a
+  ``handoff`` step marks each passing of control to another agent (also for
+  ``execute_tool transfer_to_X``).
+
+Several vintages of the GenAI conventions are read at once (parts-based and OpenAI-style
+messages, deprecated span events, ``gen_ai.prompt`` / ``gen_ai.completion``, legacy token
+names), plus the OpenInference dialect. What cannot be mapped is counted in the Trace's
+``metadata``. Bad input becomes a :class:`ReadError` naming the file, line and field, and reading
+goes on.
+
+Streaming: with ``group_by="trace"`` a trace is emitted as soon as the document holding its root
+span (a span without parent) has been read, so memory holds only the traces still open; traces
+whose root never arrives are emitted at the end of the file. ``group_by="conversation"`` holds
+the whole file, since a conversation's turns can be anywhere in it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import ValidationError
+
+from agentgauge.io.jsonl import ReadError, _field_path, open_text
+from agentgauge.model import MessageType, Step, StepKind, Task, ToolCall, ToolSpec, Trace, Usage
+
+__all__ = ["DEFAULT_TASK_ID_ATTRIBUTE", "GroupBy", "read_otel"]
+
+GroupBy = Literal["trace", "conversation"]
+
+DEFAULT_TASK_ID_ATTRIBUTE = "gen_ai.conversation.id"
+
+_AGENT_OPS = frozenset({"invoke_agent", "invoke_workflow"})
+_LLM_OPS = frozenset({"chat", "text_completion", "generate_content"})
+_KNOWN_OPS = _AGENT_OPS | _LLM_OPS | {"execute_tool", "plan", "create_agent", "embeddings"}
+_OPENINFERENCE_OPS = {
+    "LLM": "chat",
+    "TOOL": "execute_tool",
+    "AGENT": "invoke_agent",
+    "RETRIEVER": "retrieval",
+    "EMBEDDING": "embeddings",
+}
+_REQUEST_PARAMS = {
+    "gen_ai.request.temperature": "temperature",
+    "gen_ai.request.top_p": "top_p",
+    "gen_ai.request.top_k": "top_k",
+    "gen_ai.request.max_tokens": "max_tokens",
+    "gen_ai.request.seed": "seed",
+    "gen_ai.request.frequency_penalty": "frequency_penalty",
+    "gen_ai.request.presence_penalty": "presence_penalty",
+}
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_SECRET = re.compile(r"api[_-]?key|secret|password|authori[sz]ation|access[_-]?token", re.I)
+
+
+class _BadField(ValueError):
+    """A field of a span that cannot be read; ``field`` is its dotted path."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+@dataclass
+class _Event:
+    name: str
+    attributes: dict[str, Any]
+
+
+@dataclass
+class _Span:
+    trace_id: str
+    span_id: str
+    parent_id: str | None
+    name: str
+    start_ns: int | None
+    end_ns: int | None
+    attributes: dict[str, Any]
+    events: list[_Event]
+    status_error: bool
+    status_message: str | None
+    resource: dict[str, Any]
+    scope: str | None
+    line: int
+
+    @property
+    def duration_s(self) -> float | None:
+        if self.start_ns is None or self.end_ns is None:
+            return None
+        return max(0, self.end_ns - self.start_ns) / 1e9
+
+    @property
+    def error(self) -> str | None:
+        """Why the span failed: status message, else ``error.type``; None when it did not."""
+        error_type = self.attributes.get("error.type")
+        if self.status_error:
+            return self.status_message or (str(error_type) if error_type else "error")
+        return str(error_type) if error_type else None
+
+
+@dataclass
+class _Message:
+    role: str
+    text: str | None
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    responses: list[tuple[str, Any]] = field(default_factory=list)  # (call id, result)
+
+
+# --- reading documents ------------------------------------------------------------------------
+
+
+def _documents(path: str | Path) -> Iterator[tuple[int, Any] | ReadError]:
+    """The JSON documents of a file with the line each starts on.
+
+    One document per line (the file exporter); when the first line is not a whole document the
+    file is read as one document or several concatenated ones (pretty-printed output).
+    """
+    source = str(path)
+    with open_text(path) as fh:
+        first = 0
+        for first, text in enumerate(fh, start=1):
+            if not text.strip():
+                continue
+            try:
+                yield first, json.loads(text)
+            except json.JSONDecodeError as exc:
+                if exc.pos < len(text.rstrip()):
+                    yield _invalid_json(source, first, exc)  # a broken line of a JSONL file
+                else:
+                    # a document that goes on past its first line: pretty-printed JSON
+                    yield from _concatenated(text + fh.read(), source, first)
+                    return
+            break
+        for number, text in enumerate(fh, start=first + 1):
+            if text.strip():
+                try:
+                    yield number, json.loads(text)
+                except json.JSONDecodeError as exc:
+                    yield _invalid_json(source, number, exc)
+
+
+def _invalid_json(source: str, line: int, exc: json.JSONDecodeError) -> ReadError:
+    return ReadError(source, line, None, f"invalid JSON: {exc.msg} at column {exc.colno}")
+
+
+def _concatenated(text: str, source: str, first_line: int) -> Iterator[tuple[int, Any] | ReadError]:
+    decoder = json.JSONDecoder()
+    pos, n_docs = 0, 0
+    while True:
+        while pos < len(text) and text[pos].isspace():
+            pos += 1
+        if pos >= len(text):
+            return
+        line = first_line + text.count("\n", 0, pos)
+        try:
+            doc, end = decoder.raw_decode(text, pos)
+        except json.JSONDecodeError as exc:
+            if n_docs == 0:
+                # not pretty-printed JSON either: one document per line, with a bad first line
+                for offset, raw in enumerate(text.splitlines()):
+                    if raw.strip():
+                        try:
+                            yield first_line + offset, json.loads(raw)
+                        except json.JSONDecodeError as line_exc:
+                            yield _invalid_json(source, first_line + offset, line_exc)
+                return
+            yield ReadError(
+                source,
+                first_line + text.count("\n", 0, exc.pos),
+                None,
+                f"invalid JSON: {exc.msg} at column {exc.colno}; the rest of the file is skipped",
+            )
+            return
+        yield line, doc
+        n_docs += 1
+        pos = end
+
+
+# --- decoding spans ---------------------------------------------------------------------------
+
+
+def _any_value(value: Any, where: str) -> Any:
+    """An OTLP ``AnyValue`` as plain JSON (flattened exporters already give plain values)."""
+    if not isinstance(value, dict):
+        return value
+    try:
+        if "stringValue" in value:
+            return value["stringValue"]
+        if "intValue" in value:
+            return int(value["intValue"])
+        if "doubleValue" in value:
+            return float(value["doubleValue"])
+        if "boolValue" in value:
+            return bool(value["boolValue"])
+        if "bytesValue" in value:
+            return value["bytesValue"]
+    except (TypeError, ValueError) as exc:
+        raise _BadField(where, f"bad attribute value {value!r}: {exc}") from None
+    if "arrayValue" in value:
+        items = (value["arrayValue"] or {}).get("values") or []
+        return [_any_value(v, f"{where}.arrayValue.values[{i}]") for i, v in enumerate(items)]
+    if "kvlistValue" in value:
+        return _attributes((value["kvlistValue"] or {}).get("values") or [], f"{where}.kvlistValue")
+    return value or None
+
+
+def _attributes(raw: Any, where: str) -> dict[str, Any]:
+    """OTLP ``[{key, value}]`` attributes (or a plain dict of them) as a dict."""
+    if raw is None:
+        return {}
+    if isinstance(raw, dict):
+        return {str(k): _any_value(v, f"{where}.{k}") for k, v in raw.items()}
+    if not isinstance(raw, list):
+        raise _BadField(where, f"expected a list of key/value attributes, got {type(raw).__name__}")
+    out: dict[str, Any] = {}
+    for i, kv in enumerate(raw):
+        if not isinstance(kv, dict) or not isinstance(kv.get("key"), str):
+            raise _BadField(f"{where}[{i}].key", "an attribute needs a string 'key'")
+        out[kv["key"]] = _any_value(kv.get("value"), f"{where}[{i}].value")
+    return out
+
+
+def _nanos(value: Any, where: str) -> int | None:
+    """Unix nanoseconds from an integer, a numeric string or an ISO 8601 time."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool):
+        raise _BadField(where, f"expected a time, got {value!r}")
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str):
+        if value.isdigit():
+            return int(value)
+        try:
+            moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            message = f"expected Unix nanoseconds or ISO 8601, got {value!r}"
+            raise _BadField(where, message) from None
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=UTC)
+        return (moment - _EPOCH) // timedelta(microseconds=1) * 1000
+    raise _BadField(where, f"expected a time, got {type(value).__name__}")
+
+
+def _hex_id(value: Any) -> str | None:
+    if value is None or value == "":
+        return None
+    text = str(value)
+    return text[2:] if text.startswith("0x") else text
+
+
+def _first(d: dict[str, Any], *keys: str) -> tuple[str, Any]:
+    for key in keys:
+        if d.get(key) not in (None, ""):
+            return key, d[key]
+    return keys[0], None
+
+
+def _decode_span(
+    raw: Any, where: str, line: int, resource: dict[str, Any], scope: str | None
+) -> _Span:
+    """One span, in OTLP/JSON or flattened (SDK console) form."""
+    if not isinstance(raw, dict):
+        raise _BadField(where, f"expected a span object, got {type(raw).__name__}")
+    context: dict[str, Any] = raw["context"] if isinstance(raw.get("context"), dict) else {}
+    ids = {**context, **raw}
+    trace_key, trace_id = _first(ids, "traceId", "trace_id")
+    span_key, span_id = _first(ids, "spanId", "span_id", "id")
+    parent_key, parent = _first(raw, "parentSpanId", "parent_span_id", "parent_id", "parentId")
+    for key, value in ((trace_key, trace_id), (span_key, span_id), (parent_key, parent)):
+        if value is not None and not isinstance(value, str):
+            raise _BadField(f"{where}.{key}", f"expected a hex string, got {value!r:.40}")
+    if _hex_id(trace_id) is None:
+        raise _BadField(f"{where}.{trace_key}", "missing: every span needs its trace id")
+    if _hex_id(span_id) is None:
+        raise _BadField(f"{where}.{span_key}", "missing: every span needs its span id")
+    start_key, start = _first(raw, "startTimeUnixNano", "start_time")
+    end_key, end = _first(raw, "endTimeUnixNano", "end_time")
+    start_ns, end_ns = _nanos(start, f"{where}.{start_key}"), _nanos(end, f"{where}.{end_key}")
+    if start_ns is None and isinstance(raw.get("timestamp"), int | float):
+        # the JavaScript console exporter: microseconds since the epoch and a duration
+        start_ns = int(raw["timestamp"] * 1000)
+        if isinstance(raw.get("duration"), int | float):
+            end_ns = start_ns + int(raw["duration"] * 1000)
+    status: dict[str, Any] = raw["status"] if isinstance(raw.get("status"), dict) else {}
+    code = status.get("code", status.get("status_code"))
+    message = status.get("message", status.get("description"))
+    events: list[_Event] = []
+    bad: list[_BadField] = []
+    for i, ev in _objects(raw.get("events"), f"{where}.events", bad):
+        attrs = _attributes(ev.get("attributes"), f"{where}.events[{i}].attributes")
+        events.append(_Event(str(ev.get("name", "")), attrs))
+    if bad:
+        raise bad[0]
+    own_resource = raw.get("resource")
+    if isinstance(own_resource, dict) and "attributes" in own_resource:
+        resource = _attributes(own_resource["attributes"], f"{where}.resource.attributes")
+    return _Span(
+        trace_id=str(_hex_id(trace_id)),
+        span_id=str(_hex_id(span_id)),
+        parent_id=_hex_id(parent),
+        name=str(raw.get("name") or ""),
+        start_ns=start_ns,
+        end_ns=end_ns,
+        attributes=_attributes(raw.get("attributes"), f"{where}.attributes"),
+        events=events,
+        status_error=code in (2, "2", "STATUS_CODE_ERROR", "ERROR", "StatusCode.ERROR"),
+        status_message=str(message) if message else None,
+        resource=resource,
+        scope=scope,
+        line=line,
+    )
+
+
+def _spans_of(doc: Any, line: int) -> tuple[list[_Span], list[_BadField]]:
+    """The spans of one document; spans that cannot be read come back as errors."""
+    spans: list[_Span] = []
+    errors: list[_BadField] = []
+
+    def take(raw: Any, where: str, resource: dict[str, Any], scope: str | None) -> None:
+        try:
+            spans.append(_decode_span(raw, where, line, resource, scope))
+        except _BadField as exc:
+            errors.append(exc)
+
+    if isinstance(doc, list):
+        for i, item in enumerate(doc):
+            if isinstance(item, dict) and "resourceSpans" in item:
+                more, bad = _spans_of(item, line)
+                spans += more
+                errors += [_BadField(f"[{i}].{e.field}", str(e)) for e in bad]
+            else:
+                take(item, f"[{i}]", {}, None)
+        return spans, errors
+    if not isinstance(doc, dict):
+        return [], [_BadField("", f"expected a JSON object or list, got {type(doc).__name__}")]
+    if "resourceSpans" not in doc:
+        if "name" in doc and any(k in doc for k in ("context", "spanId", "span_id", "id")):
+            take(doc, "span", {}, None)
+            return spans, errors
+        return [], [_BadField("resourceSpans", "missing: not an OTLP trace export nor a span")]
+    for i, rs in _objects(doc.get("resourceSpans"), "resourceSpans", errors):
+        where_rs = f"resourceSpans[{i}]"
+        try:
+            resource = _attributes(
+                (rs.get("resource") or {}).get("attributes"), f"{where_rs}.resource"
+            )
+        except (_BadField, AttributeError):
+            errors.append(_BadField(f"{where_rs}.resource", "expected a resource object"))
+            continue
+        scope_key = "scopeSpans" if "scopeSpans" in rs else "instrumentationLibrarySpans"
+        for j, ss in _objects(rs.get(scope_key), f"{where_rs}.{scope_key}", errors):
+            scope_info = ss.get("scope") or ss.get("instrumentationLibrary")
+            scope = scope_info.get("name") if isinstance(scope_info, dict) else None
+            where_ss = f"{where_rs}.{scope_key}[{j}].spans"
+            for k, raw in _objects(ss.get("spans"), where_ss, errors):
+                take(raw, f"{where_ss}[{k}]", resource, scope)
+    return spans, errors
+
+
+def _objects(value: Any, where: str, errors: list[_BadField]) -> Iterator[tuple[int, Any]]:
+    """The items of a list in the export's envelope; a non-list or a non-object is an error."""
+    if value is None:
+        return
+    if not isinstance(value, list):
+        errors.append(_BadField(where, f"expected a list, got {type(value).__name__}"))
+        return
+    for i, item in enumerate(value):
+        if isinstance(item, dict):
+            yield i, item
+        else:
+            errors.append(_BadField(f"{where}[{i}]", f"expected an object, got {item!r:.40}"))
+
+
+def _line_error(source: str, line: int, errors: list[_BadField]) -> ReadError:
+    """All the errors of one line as one ReadError (the store keeps one per line)."""
+    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    return ReadError(source, line, errors[0].field or None, str(errors[0]) + more)
+
+
+# --- content ----------------------------------------------------------------------------------
+
+
+def _maybe_json(value: Any) -> Any:
+    """A value that instrumentations store either as JSON text or as a structured value."""
+    if isinstance(value, str) and value[:1] in ("{", "[", '"'):
+        try:
+            return json.loads(value)
+        except json.JSONDecodeError:
+            return value
+    return value
+
+
+def _listify(node: Any) -> Any:
+    if isinstance(node, dict):
+        node = {k: _listify(v) for k, v in node.items()}
+        if node and all(k.isdigit() for k in node):
+            return [node[k] for k in sorted(node, key=int)]
+    return node
+
+
+def _unflatten(attrs: dict[str, Any], prefix: str) -> list[Any]:
+    """``prefix.{i}.a.b`` attributes (OpenInference, OpenLLMetry) as a list of nested dicts."""
+    tree: dict[str, Any] = {}
+    for key, value in attrs.items():
+        if key.startswith(prefix + "."):
+            node = tree
+            *path, leaf = key[len(prefix) + 1 :].split(".")
+            for part in path:
+                child = node.setdefault(part, {})
+                if not isinstance(child, dict):
+                    break
+                node = child
+            else:
+                node[leaf] = value
+    out = _listify(tree)
+    return out if isinstance(out, list) else []
+
+
+def _text_of(content: Any) -> str | None:
+    """The text of a message content: a string, or the text parts of a list of parts."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        texts = []
+        for part in content:
+            if isinstance(part, str):
+                texts.append(part)
+            elif isinstance(part, dict):
+                part = part.get("message_content", part)
+                if isinstance(part, dict) and part.get("type", "text") == "text":
+                    value = part.get("content", part.get("text"))
+                    if isinstance(value, str):
+                        texts.append(value)
+        return "\n".join(texts) if texts else None
+    return None
+
+
+def _tool_call(raw: Any) -> ToolCall | None:
+    """A requested call: a ``tool_call`` part, OpenAI ``{id, function}``, OpenInference
+    ``{tool_call: {...}}`` or OpenLLMetry ``{id, name, arguments}``."""
+    if not isinstance(raw, dict):
+        return None
+    raw = raw.get("tool_call", raw)
+    fn = raw.get("function", raw) if isinstance(raw, dict) else None
+    if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
+        return None
+    arguments = _maybe_json(fn.get("arguments"))
+    call_id = raw.get("id")
+    return ToolCall(
+        id=str(call_id) if call_id is not None else None,
+        name=fn["name"],
+        arguments=arguments if isinstance(arguments, dict) else {},
+    )
+
+
+def _gemini_call(raw: dict[str, Any]) -> ToolCall | None:
+    return _tool_call({"id": raw.get("id"), "name": raw.get("name"), "arguments": raw.get("args")})
+
+
+def _message(raw: Any, default_role: str) -> _Message | None:
+    """A message in the parts-based schema, OpenAI style, OpenInference or a choice body."""
+    if isinstance(raw, str):
+        return _Message(default_role, raw)
+    if not isinstance(raw, dict):
+        return None
+    if isinstance(raw.get("message"), dict):
+        # a gen_ai.choice body or an OpenInference "message.*" group
+        raw = {**raw["message"], "role": raw["message"].get("role", default_role)}
+    role = str(raw.get("role") or default_role)
+    if isinstance(raw.get("parts"), list):
+        # GenAI parts are typed; Gemini / ADK parts are keyed (function_call, function_response)
+        parts = [p for p in raw["parts"] if isinstance(p, dict)]
+        calls = [
+            _tool_call(p) if p.get("type") == "tool_call" else _gemini_call(p["function_call"])
+            for p in parts
+            if p.get("type") == "tool_call" or isinstance(p.get("function_call"), dict)
+        ]
+        responses = [
+            (str(p.get("id")), _maybe_json(p.get("response", p.get("result"))))
+            for p in (
+                p.get("function_response", p)
+                for p in parts
+                if p.get("type") == "tool_call_response"
+                or isinstance(p.get("function_response"), dict)
+            )
+        ]
+        return _Message(role, _text_of(parts), [c for c in calls if c], responses)
+    raw_calls = raw.get("tool_calls")
+    calls = [_tool_call(c) for c in raw_calls] if isinstance(raw_calls, list) else []
+    text = _text_of(raw.get("content"))
+    if text is None:
+        text = _text_of(raw.get("contents"))
+    responses = []
+    if role == "tool" and raw.get("tool_call_id") is not None:
+        responses.append((str(raw["tool_call_id"]), _maybe_json(raw.get("content"))))
+        text = None  # a tool's reply is not a message of the conversation's speakers
+    return _Message(role, text, [c for c in calls if c], responses)
+
+
+def _messages(value: Any, default_role: str) -> list[_Message]:
+    value = _maybe_json(value)
+    items = value if isinstance(value, list) else [value]
+    return [m for m in (_message(_maybe_json(v), default_role) for v in items) if m]
+
+
+def _plain_value(attrs: dict[str, Any], key: str) -> str | None:
+    """OpenInference ``input.value`` / ``output.value`` when it is text, not a JSON payload."""
+    value = attrs.get(key)
+    mime = attrs.get(key.replace(".value", ".mime_type"))
+    if isinstance(value, str) and value and mime != "application/json":
+        return value
+    return None
+
+
+@dataclass(frozen=True)
+class _Direction:
+    """Where one side of a model call (its input or its output) may be recorded."""
+
+    attribute: str  # the current conventions' attribute
+    legacy: str  # the older attribute (JSON, or flattened by OpenLLMetry)
+    legacy_event: str  # the event that carried the older attribute
+    openinference: str  # OpenInference's flattened prefix
+    plain: str  # OpenInference's plain value
+    role: str  # the default role
+    events: dict[str, str]  # deprecated events -> their role
+    adk: tuple[str, str]  # Google ADK's JSON attribute and the key of its messages
+
+
+_INPUT = _Direction(
+    "gen_ai.input.messages",
+    "gen_ai.prompt",
+    "gen_ai.content.prompt",
+    "llm.input_messages",
+    "input.value",
+    "user",
+    {
+        "gen_ai.system.message": "system",
+        "gen_ai.user.message": "user",
+        "gen_ai.assistant.message": "assistant",
+        "gen_ai.tool.message": "tool",
+    },
+    ("gcp.vertex.agent.llm_request", "contents"),
+)
+_OUTPUT = _Direction(
+    "gen_ai.output.messages",
+    "gen_ai.completion",
+    "gen_ai.content.completion",
+    "llm.output_messages",
+    "output.value",
+    "assistant",
+    {"gen_ai.choice": "assistant"},
+    ("gcp.vertex.agent.llm_response", "content"),
+)
+
+
+def _span_messages(span: _Span, side: _Direction) -> list[_Message]:
+    """One side's messages, from the first place that has any (see the module docs)."""
+    attrs = span.attributes
+    for key in (side.attribute, side.legacy):
+        if attrs.get(key) not in (None, ""):
+            return _messages(attrs[key], side.role)
+    flat = _unflatten(attrs, side.legacy)
+    if flat:
+        return _messages(flat, side.role)
+    adk_attribute, adk_key = side.adk
+    adk = _maybe_json(attrs.get(adk_attribute))
+    if isinstance(adk, dict) and adk.get(adk_key):
+        return _messages(adk[adk_key], side.role)
+    flat = _unflatten(attrs, side.openinference)
+    if flat:
+        return _messages(flat, side.role)
+    from_events = []
+    for ev in span.events:
+        if ev.name in side.events:
+            from_events += _messages(_event_body(ev), side.events[ev.name])
+        elif ev.name == side.legacy_event:
+            from_events += _messages(ev.attributes.get(side.legacy), side.role)
+    if from_events:
+        return from_events
+    text = _plain_value(attrs, side.plain)
+    return [_Message(side.role, text)] if text else []
+
+
+def _input_messages(span: _Span) -> list[_Message]:
+    return _span_messages(span, _INPUT)
+
+
+def _output_messages(span: _Span) -> list[_Message]:
+    return _span_messages(span, _OUTPUT)
+
+
+def _event_body(ev: _Event) -> Any:
+    """A deprecated GenAI event's body: its attributes, or the JSON in ``gen_ai.event.content``."""
+    body = _maybe_json(ev.attributes.get("gen_ai.event.content"))
+    if isinstance(body, dict):
+        return body
+    return {k: _maybe_json(v) for k, v in ev.attributes.items()}
+
+
+def _assistant_text(messages: list[_Message]) -> str | None:
+    texts = [m.text for m in messages if m.role in ("assistant", "model") and m.text]
+    return texts[-1] if texts else None
+
+
+def _int_attr(attrs: dict[str, Any], *keys: str) -> int | None:
+    for key in keys:
+        value = attrs.get(key)
+        if isinstance(value, int | float | str) and not isinstance(value, bool):
+            try:
+                return int(value)
+            except ValueError:
+                continue
+    return None
+
+
+def _usage(attrs: dict[str, Any]) -> Usage | None:
+    """Token usage; cached input tokens are already part of ``input_tokens``."""
+    inp = _int_attr(
+        attrs, "gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens", "llm.token_count.prompt"
+    )
+    out = _int_attr(
+        attrs,
+        "gen_ai.usage.output_tokens",
+        "gen_ai.usage.completion_tokens",
+        "llm.token_count.completion",
+    )
+    if inp is None and out is None:
+        return None
+    return Usage(input_tokens=inp, output_tokens=out)
+
+
+def _model(attrs: dict[str, Any]) -> str | None:
+    _, model = _first(attrs, "gen_ai.request.model", "gen_ai.response.model", "llm.model_name")
+    return str(model) if model is not None else None
+
+
+def _tool_specs(span: _Span) -> list[ToolSpec]:
+    """Tools offered to the model: ``gen_ai.tool.definitions`` or OpenInference ``llm.tools``."""
+    attrs = span.attributes
+    raw = _maybe_json(attrs.get("gen_ai.tool.definitions"))
+    defs = raw if isinstance(raw, list) else []
+    defs += [
+        _maybe_json(t.get("tool", {}).get("json_schema"))
+        for t in _unflatten(attrs, "llm.tools")
+        if isinstance(t, dict)
+    ]
+    specs = []
+    for d in defs:
+        if isinstance(d, dict):
+            fn = d.get("function", d)
+            if isinstance(fn, dict) and isinstance(fn.get("name"), str):
+                params = _maybe_json(fn.get("parameters"))
+                specs.append(
+                    ToolSpec(
+                        name=fn["name"],
+                        description=str(fn.get("description") or ""),
+                        **({"parameters": params} if isinstance(params, dict) else {}),
+                    )
+                )
+    return specs
+
+
+# --- spans to steps ---------------------------------------------------------------------------
+
+
+def _operation(span: _Span) -> str | None:
+    """The GenAI operation of a span: the attribute, the OpenInference kind, or the span name."""
+    attrs = span.attributes
+    op = attrs.get("gen_ai.operation.name")
+    if isinstance(op, str) and op:
+        return op
+    kind = attrs.get("openinference.span.kind")
+    if isinstance(kind, str):
+        return _OPENINFERENCE_OPS.get(kind.upper(), kind.lower())
+    first_word = span.name.split(" ", 1)[0]
+    if first_word in _KNOWN_OPS:
+        return first_word
+    if "gen_ai.tool.name" in attrs:
+        return "execute_tool"
+    if any(k in attrs for k in ("gen_ai.request.model", "gen_ai.system", "gen_ai.provider.name")):
+        return "chat"
+    return None
+
+
+def _name_after_op(span: _Span) -> str | None:
+    _, _, rest = span.name.partition(" ")
+    return rest or None
+
+
+def _agent_name(span: _Span) -> str:
+    attrs = span.attributes
+    _, name = _first(attrs, "gen_ai.agent.name", "gen_ai.workflow.name", "agent.name")
+    return str(name or _name_after_op(span) or span.name)
+
+
+def _tool_name(span: _Span) -> str:
+    _, name = _first(span.attributes, "gen_ai.tool.name", "tool.name")
+    return str(name or _name_after_op(span) or span.name)
+
+
+def _is_json_schema(value: Any) -> bool:
+    return isinstance(value, dict) and value.get("type") == "object" and "properties" in value
+
+
+def _tool_arguments(span: _Span) -> tuple[dict[str, Any], Any]:
+    """The call's arguments, and the raw value when it is not a JSON object (else None)."""
+    attrs = span.attributes
+    for key in (
+        "gen_ai.tool.call.arguments",
+        "gcp.vertex.agent.tool_call_args",
+        "tool_call.function.arguments",
+        "tool.parameters",
+    ):
+        value = _maybe_json(attrs.get(key))
+        if value is None or (key == "tool.parameters" and _is_json_schema(value)):
+            continue  # OpenInference may put the tool's schema there, not the call's values
+        return (value, None) if isinstance(value, dict) else ({}, value)
+    value = _maybe_json(attrs.get("input.value"))
+    if isinstance(value, dict):
+        return value, None
+    return {}, value
+
+
+def _tool_result(span: _Span) -> Any:
+    _, value = _first(
+        span.attributes, "gen_ai.tool.call.result", "gcp.vertex.agent.tool_response", "output.value"
+    )
+    return _maybe_json(value)
+
+
+def _normalised(name: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
+
+
+def _transfer_target(tool_name: str) -> str | None:
+    """``transfer_to_billing_agent`` -> ``billing_agent`` (the handoff tool convention)."""
+    if tool_name.startswith("transfer_to_") and len(tool_name) > len("transfer_to_"):
+        return _normalised(tool_name[len("transfer_to_") :])
+    return None
+
+
+def _datetime(ns: int | None) -> datetime | None:
+    if ns is None:
+        return None
+    return _EPOCH + timedelta(microseconds=ns // 1000)
+
+
+@dataclass
+class _Draft:
+    """A step before ordering: sorted by (time, depth, rank, creation order)."""
+
+    time_ns: int
+    depth: int
+    rank: int
+    fields: dict[str, Any]
+
+
+@dataclass
+class _Group:
+    """The spans of one trace (or conversation) and the relations between them."""
+
+    spans: list[_Span]
+    by_id: dict[str, _Span] = field(default_factory=dict)
+    duplicates: int = 0
+    ops: dict[str, str | None] = field(default_factory=dict)
+    _depth: dict[str, int] = field(default_factory=dict)
+    _agent_parent: dict[str, _Span | None] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for span in self.spans:
+            if span.span_id in self.by_id:
+                self.duplicates += 1
+            else:
+                self.by_id[span.span_id] = span
+                self.ops[span.span_id] = _operation(span)
+        self.spans = sorted(
+            self.by_id.values(), key=lambda s: (s.start_ns or 0, self.depth(s), s.line)
+        )
+
+    def parent(self, span: _Span) -> _Span | None:
+        return self.by_id.get(span.parent_id) if span.parent_id else None
+
+    def ancestors(self, span: _Span) -> Iterator[_Span]:
+        seen = {span.span_id}
+        node = self.parent(span)
+        while node is not None and node.span_id not in seen:  # a cycle ends the walk
+            seen.add(node.span_id)
+            yield node
+            node = self.parent(node)
+
+    def depth(self, span: _Span) -> int:
+        if span.span_id not in self._depth:
+            self._depth[span.span_id] = sum(1 for _ in self.ancestors(span))
+        return self._depth[span.span_id]
+
+    def agent_span(self, span: _Span) -> _Span | None:
+        """The nearest enclosing agent (or workflow) span, excluding the span itself."""
+        if span.span_id not in self._agent_parent:
+            self._agent_parent[span.span_id] = next(
+                (a for a in self.ancestors(span) if self.ops[a.span_id] in _AGENT_OPS), None
+            )
+        return self._agent_parent[span.span_id]
+
+    def agent_of(self, span: _Span) -> str | None:
+        owner = self.agent_span(span)
+        return _agent_name(owner) if owner is not None else None
+
+    def is_agent(self, span: _Span) -> bool:
+        return self.ops[span.span_id] in _AGENT_OPS
+
+    def has_agent_below(self, span: _Span) -> bool:
+        return any(
+            self.is_agent(s) and any(a is span for a in self.ancestors(s)) for s in self.spans
+        )
+
+
+def _steps(group: _Group, unmapped: Counter[str], notes: dict[str, Any]) -> list[Step]:
+    """The group's steps ordered by start time; the span tree kept in ``id``/``parent_id``."""
+    drafts: list[_Draft] = []
+
+    def add(span: _Span, time_ns: int | None, *, rank: int = 0, **fields: Any) -> None:
+        depth = group.depth(span)
+        drafts.append(_Draft(time_ns if time_ns is not None else 0, depth, rank, fields))
+
+    # without tool spans, the calls the model asked for are the only record of the trajectory
+    calls_from_messages = not any(op == "execute_tool" for op in group.ops.values())
+    open_calls: dict[str, dict[str, Any]] = {}  # call id -> the tool_call step's fields
+
+    last_in_scope: dict[str | None, str] = {}  # enclosing agent span id -> last agent there
+    transferred: tuple[str | None, str] | None = None
+    for span in group.spans:
+        op = group.ops[span.span_id]
+        agent = group.agent_of(span)
+        common: dict[str, Any] = {
+            "agent": agent,
+            "parent_id": span.parent_id,
+            "started_at": _datetime(span.start_ns),
+        }
+        if op in _AGENT_OPS:
+            # control passes from the previous agent of the same scope, else from the enclosing
+            # agent (a workflow orchestrates: it hands nothing off itself)
+            name = _agent_name(span)
+            enclosing = group.agent_span(span)
+            scope = enclosing.span_id if enclosing is not None else None
+            giver = last_in_scope.get(scope)
+            if (
+                giver is None
+                and enclosing is not None
+                and group.ops[enclosing.span_id] == "invoke_agent"
+            ):
+                giver = agent
+            last_in_scope[scope] = name
+            if giver is not None and giver != name:
+                if transferred == (giver, _normalised(name)):
+                    transferred = None  # the transfer tool already recorded this handoff
+                else:
+                    first_user = [m.text for m in _input_messages(span) if m.role == "user"]
+                    add(
+                        span,
+                        span.start_ns,
+                        **{**common, "agent": giver},
+                        kind=StepKind.handoff,
+                        id=span.span_id,
+                        recipient=name,
+                        message_type=MessageType.handoff,
+                        content=first_user[0] if first_user else None,
+                    )
+        elif op == "execute_tool":
+            tool = _tool_name(span)
+            arguments, raw_arguments = _tool_arguments(span)
+            if raw_arguments is not None:
+                notes.setdefault("unparsed_tool_arguments", []).append(
+                    {"span_id": span.span_id, "value": raw_arguments}
+                )
+            call_id = _first(span.attributes, "gen_ai.tool.call.id", "tool_call.id")[1]
+            call = ToolCall(
+                id=str(call_id) if call_id is not None else None, name=tool, arguments=arguments
+            )
+            add(
+                span,
+                span.start_ns,
+                **common,
+                kind=StepKind.tool_call,
+                id=span.span_id,
+                tool_call=call,
+                duration_s=span.duration_s,
+            )
+            result, error = _tool_result(span), span.error
+            if result is not None or error is not None:
+                add(
+                    span,
+                    span.end_ns if span.end_ns is not None else span.start_ns,
+                    **{**common, "parent_id": span.span_id, "started_at": _datetime(span.end_ns)},
+                    kind=StepKind.tool_result,
+                    id=f"{span.span_id}:result",
+                    result=result,
+                    error=error,
+                )
+            target = _transfer_target(tool)
+            if target is not None and not group.has_agent_below(span):
+                later = (
+                    s
+                    for s in group.spans
+                    if group.is_agent(s)
+                    and (s.start_ns or 0) >= (span.start_ns or 0)
+                    and _normalised(_agent_name(s)) == target
+                )
+                recipient = next((_agent_name(s) for s in later), target)
+                add(
+                    span,
+                    span.start_ns,
+                    **{**common, "parent_id": span.span_id},
+                    kind=StepKind.handoff,
+                    id=f"{span.span_id}:handoff",
+                    recipient=recipient,
+                    message_type=MessageType.handoff,
+                )
+                transferred = (agent, _normalised(recipient))
+        elif op in _LLM_OPS:
+            outputs = _output_messages(span)
+            add(
+                span,
+                span.start_ns,
+                **common,
+                kind=StepKind.llm,
+                id=span.span_id,
+                content=_assistant_text(outputs),
+                duration_s=span.duration_s,
+                usage=_usage(span.attributes),
+                error=span.error,
+            )
+            requested = [c for m in outputs for c in m.tool_calls]
+            if calls_from_messages:
+                answered = [r for m in _input_messages(span) for r in m.responses]
+                for call_id, result in answered:
+                    if call_id in open_calls:
+                        call_fields = open_calls.pop(call_id)
+                        add(
+                            span,
+                            span.start_ns,
+                            rank=-1,  # known before this call started
+                            **{
+                                **common,
+                                "agent": call_fields["agent"],
+                                "parent_id": call_fields["id"],
+                            },
+                            kind=StepKind.tool_result,
+                            id=f"{call_fields['id']}:result",
+                            result=result,
+                        )
+                for k, call in enumerate(requested):
+                    fields = {
+                        **common,
+                        "parent_id": span.span_id,
+                        "started_at": _datetime(span.end_ns),
+                        "kind": StepKind.tool_call,
+                        "id": f"{span.span_id}:call{k}",
+                        "tool_call": call,
+                    }
+                    add(span, span.end_ns, rank=1, **fields)
+                    if call.id is not None:
+                        open_calls[call.id] = fields
+                if requested:
+                    notes["tool_calls_from_messages"] = notes.get(
+                        "tool_calls_from_messages", 0
+                    ) + len(requested)
+            elif requested:
+                notes["tool_calls_in_messages"] = notes.get("tool_calls_in_messages", 0) + len(
+                    requested
+                )
+        elif op == "plan":
+            add(
+                span,
+                span.start_ns,
+                **common,
+                kind=StepKind.reasoning,
+                id=span.span_id,
+                content=_assistant_text(_output_messages(span)),
+                duration_s=span.duration_s,
+                error=span.error,
+            )
+        else:
+            unmapped[op or span.name] += 1
+    drafts.sort(key=lambda d: (d.time_ns, d.depth, d.rank))  # stable: creation order last
+    return [Step(index=i, **d.fields) for i, d in enumerate(drafts)]
+
+
+def _root(group: _Group) -> tuple[_Span, list[_Span]]:
+    """The run's root span and its top-level agent spans (those with no agent above them)."""
+    top_agents = [s for s in group.spans if group.is_agent(s) and group.agent_span(s) is None]
+    if len(top_agents) == 1:
+        return top_agents[0], top_agents
+    parentless = [s for s in group.spans if group.parent(s) is None]
+    return (parentless or group.spans)[0], top_agents
+
+
+def _output(root: _Span, top_agents: list[_Span], steps: list[Step]) -> Any:
+    """The last top-level agent's own output (the last turn's, in a conversation), else the
+    root span's, else the last assistant text of a top-level agent's LLM steps, else of any
+    LLM step."""
+    for span in [*reversed(top_agents), root]:
+        own = _assistant_text(_output_messages(span))
+        if own is not None:
+            return own
+    top_names = {_agent_name(s) for s in top_agents}
+    for candidates in (
+        [s for s in steps if s.kind is StepKind.llm and s.agent in top_names],
+        [s for s in steps if s.kind is StepKind.llm],
+    ):
+        texts = [s.content for s in candidates if s.content]
+        if texts:
+            return texts[-1]
+    return None
+
+
+def _params(group: _Group) -> dict[str, Any]:
+    """The request parameters of the first LLM call (model, temperature, ...)."""
+    for span in group.spans:
+        if group.ops[span.span_id] in _LLM_OPS:
+            attrs = span.attributes
+            params: dict[str, Any] = {}
+            invocation = _maybe_json(attrs.get("llm.invocation_parameters"))
+            if isinstance(invocation, dict):
+                # a client's settings may carry its credentials: they never enter a Trace
+                params.update({k: v for k, v in invocation.items() if not _SECRET.search(k)})
+            model = _model(attrs)
+            if model is not None:
+                params["model"] = model
+            params.update({name: attrs[k] for k, name in _REQUEST_PARAMS.items() if k in attrs})
+            return params
+    return {}
+
+
+def _build_trace(
+    spans: list[_Span], trace_id: str, task_id_attribute: str, notes: dict[str, Any]
+) -> Trace:
+    group = _Group(spans)
+    unmapped: Counter[str] = Counter()
+    steps = _steps(group, unmapped, notes)
+    root, top_agents = _root(group)
+
+    first_input = next(
+        (m.text for s in group.spans for m in _input_messages(s) if m.role == "user" and m.text),
+        None,
+    )
+    tools: dict[str, ToolSpec] = {}
+    for span in group.spans:
+        for spec in _tool_specs(span):
+            tools.setdefault(spec.name, spec)
+    task_id = next(
+        (
+            str(s.attributes[key])
+            for key in (task_id_attribute, "session.id")
+            for s in [root, *group.spans]
+            if s.attributes.get(key) not in (None, "")
+        ),
+        trace_id,
+    )
+    llm_usage = [s.usage for s in steps if s.kind is StepKind.llm and s.usage is not None]
+    usage = (
+        Usage(
+            input_tokens=sum(u.input_tokens or 0 for u in llm_usage),
+            output_tokens=sum(u.output_tokens or 0 for u in llm_usage),
+        )
+        if llm_usage
+        else _usage(root.attributes)
+    )
+    starts = [s.start_ns for s in group.spans if s.start_ns is not None]
+    ends = [s.end_ns for s in group.spans if s.end_ns is not None]
+    models = Counter(
+        m for s in group.spans if group.ops[s.span_id] in _LLM_OPS and (m := _model(s.attributes))
+    )
+    metadata: dict[str, Any] = {
+        "source_format": "otel",
+        "trace_ids": sorted({s.trace_id for s in group.spans}),
+        "root_span": root.name,
+        "span_count": len(group.spans),
+        "scopes": sorted({s.scope for s in group.spans if s.scope}),
+    }
+    service = root.resource.get("service.name")
+    if service is not None:
+        metadata["service_name"] = service
+    if models:
+        metadata["models"] = dict(models)
+    if unmapped:
+        metadata["unmapped_spans"] = dict(unmapped)
+    if group.duplicates:
+        metadata["duplicate_spans"] = group.duplicates
+    if not any(group.parent(s) is None and s.parent_id is None for s in group.spans):
+        metadata["root_span_missing"] = True
+    if any(s.status_error for s in group.spans):
+        metadata["error_spans"] = sum(1 for s in group.spans if s.status_error)
+    metadata.update(notes)
+    return Trace(
+        id=trace_id,
+        task=Task(id=task_id, input=first_input, tools=list(tools.values())),
+        output=_output(root, top_agents, steps),
+        steps=steps,
+        agent=_agent_name(top_agents[0]) if top_agents else None,
+        params=_params(group),
+        started_at=_datetime(min(starts)) if starts else None,
+        ended_at=_datetime(max(ends)) if ends else None,
+        duration_s=(max(ends) - min(starts)) / 1e9 if starts and ends else None,
+        usage=usage,
+        metadata=metadata,
+    )
+
+
+# --- the reader -------------------------------------------------------------------------------
+
+
+def _log_events(
+    doc: dict[str, Any], source: str, line: int
+) -> tuple[list[_LogEvent], list[_BadField]]:
+    """The GenAI events of an OTLP logs export, each with the span it belongs to."""
+    events: list[_LogEvent] = []
+    errors: list[_BadField] = []
+    for i, rl in _objects(doc.get("resourceLogs"), "resourceLogs", errors):
+        for j, sl in _objects(rl.get("scopeLogs"), f"resourceLogs[{i}].scopeLogs", errors):
+            where_sl = f"resourceLogs[{i}].scopeLogs[{j}].logRecords"
+            for k, rec in _objects(sl.get("logRecords"), where_sl, errors):
+                where = f"{where_sl}[{k}]"
+                try:
+                    attrs = _attributes(rec.get("attributes"), f"{where}.attributes")
+                    body = _any_value(rec.get("body"), f"{where}.body")
+                except _BadField as exc:
+                    errors.append(exc)
+                    continue
+                name = str(rec.get("eventName") or attrs.pop("event.name", "") or "")
+                if not name.startswith("gen_ai."):
+                    continue  # application logs: nothing an agent trace is made of
+                trace_id, span_id = _hex_id(rec.get("traceId")), _hex_id(rec.get("spanId"))
+                if trace_id is None or span_id is None:
+                    missing = "traceId" if trace_id is None else "spanId"
+                    errors.append(_BadField(f"{where}.{missing}", f"missing: {name} names no span"))
+                    continue
+                if isinstance(body, dict):
+                    attrs.update(body)
+                elif body is not None:
+                    attrs.setdefault("content", body)
+                events.append(_LogEvent(trace_id, span_id, source, line, _Event(name, attrs)))
+    return events, errors
+
+
+@dataclass
+class _LogEvent:
+    trace_id: str
+    span_id: str
+    source: str
+    line: int
+    event: _Event
+
+
+def _attach(spans: list[_Span], logs: list[_LogEvent]) -> dict[str, Any]:
+    """Put log events on their spans; returns notes for the trace's metadata.
+
+    ``gen_ai.client.inference.operation.details`` carries span-attribute keys (messages,
+    tool definitions), which fill the span's missing attributes; older events join the span's
+    events.
+    """
+    by_id = {s.span_id: s for s in spans}
+    unattached = 0
+    for log in logs:
+        span = by_id.get(log.span_id)
+        if span is None:
+            unattached += 1
+        elif log.event.name == "gen_ai.client.inference.operation.details":
+            for key, value in log.event.attributes.items():
+                span.attributes.setdefault(key, value)
+        else:
+            span.events.append(log.event)
+    notes: dict[str, Any] = {"log_records": len(logs)} if logs else {}
+    if unattached:
+        notes["unattached_log_records"] = unattached
+    return notes
+
+
+def _trace_or_error(
+    spans: list[_Span], logs: list[_LogEvent], group_id: str, source: str, task_id_attribute: str
+) -> Trace | ReadError:
+    try:
+        return _build_trace(spans, group_id, task_id_attribute, _attach(spans, logs))
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        line = min(s.line for s in spans)
+        where = f"trace {group_id}: {_field_path(first['loc'])}"
+        return ReadError(source, line, where, first["msg"])
+
+
+def _conversation_of(spans: list[_Span]) -> str | None:
+    for span in spans:
+        value = span.attributes.get("gen_ai.conversation.id", span.attributes.get("session.id"))
+        if value not in (None, ""):
+            return str(value)
+    return None
+
+
+def _late(kind: str, trace_id: str) -> _BadField:
+    return _BadField(
+        "traceId",
+        f"{kind} of trace {trace_id} came after the trace's root span and the trace was "
+        "already imported without it",
+    )
+
+
+def _preload_logs(
+    paths: Sequence[str | Path], logs: dict[str, list[_LogEvent]]
+) -> Iterator[ReadError]:
+    for path in paths:
+        for item in _documents(path):
+            if isinstance(item, ReadError):
+                yield item
+                continue
+            line, doc = item
+            if not isinstance(doc, dict) or "resourceLogs" not in doc:
+                yield ReadError(str(path), line, "resourceLogs", "missing: not an OTLP logs export")
+                continue
+            events, errors = _log_events(doc, str(path), line)
+            for ev in events:
+                logs.setdefault(ev.trace_id, []).append(ev)
+            if errors:
+                yield _line_error(str(path), line, errors)
+
+
+def read_otel(
+    path: str | Path,
+    *,
+    group_by: GroupBy = "trace",
+    task_id_attribute: str = DEFAULT_TASK_ID_ATTRIBUTE,
+    log_files: Sequence[str | Path] = (),
+) -> Iterator[Trace | ReadError]:
+    """Stream the agent runs of an OTLP/JSON span file as Traces.
+
+    Args:
+        path: the file (``.gz`` accepted): one OTLP ``ExportTraceServiceRequest`` JSON per line
+            (the Collector's file exporter), one or several concatenated JSON documents, or a
+            JSON list of flattened spans. OTLP logs exports (``resourceLogs``) in the same file
+            are read too: their GenAI events join the spans they name.
+        group_by: ``trace`` (one Trace per trace id, emitted once its root span is read) or
+            ``conversation`` (one Trace per ``gen_ai.conversation.id`` / ``session.id``, traces
+            without one stand alone; holds the file's spans until its end).
+        task_id_attribute: the span attribute that holds the task id (searched on the root span
+            first, then on every span; ``session.id`` is the fallback); the trace id otherwise.
+        log_files: OTLP logs exports written to other files (read first, held in memory).
+    """
+    if group_by not in ("trace", "conversation"):
+        raise ValueError(f"group_by must be 'trace' or 'conversation', not {group_by!r}")
+    source = str(path)
+    open_logs: dict[str, list[_LogEvent]] = {}
+    yield from _preload_logs(log_files, open_logs)
+    open_traces: dict[str, list[_Span]] = {}
+    emitted: set[str] = set()
+    for item in _documents(path):
+        if isinstance(item, ReadError):
+            yield item
+            continue
+        line, doc = item
+        completed: list[str] = []
+        if isinstance(doc, dict) and "resourceLogs" in doc:
+            events, errors = _log_events(doc, source, line)
+            for ev in events:
+                if ev.trace_id in emitted:
+                    errors.append(_late(f"log record {ev.event.name}", ev.trace_id))
+                else:
+                    open_logs.setdefault(ev.trace_id, []).append(ev)
+        else:
+            spans, errors = _spans_of(doc, line)
+            for span in spans:
+                if span.trace_id in emitted:
+                    errors.append(_late(f"span {span.span_id}", span.trace_id))
+                    continue
+                open_traces.setdefault(span.trace_id, []).append(span)
+                if group_by == "trace" and span.parent_id is None:
+                    completed.append(span.trace_id)
+        if errors:
+            yield _line_error(source, line, errors)
+        for trace_id in dict.fromkeys(completed):
+            emitted.add(trace_id)
+            yield _trace_or_error(
+                open_traces.pop(trace_id),
+                open_logs.pop(trace_id, []),
+                trace_id,
+                source,
+                task_id_attribute,
+            )
+    groups: dict[str, list[str]] = {}
+    for trace_id, spans in open_traces.items():
+        key = _conversation_of(spans) if group_by == "conversation" else None
+        groups.setdefault(key or trace_id, []).append(trace_id)
+    for group_id, trace_ids in groups.items():
+        spans = [s for t in trace_ids for s in open_traces[t]]
+        logs = [ev for t in trace_ids for ev in open_logs.pop(t, [])]
+        yield _trace_or_error(spans, logs, group_id, source, task_id_attribute)
+    for trace_id, logs in open_logs.items():
+        # records from log_files may belong to spans in other span files: only this file's count
+        orphans = [ev for ev in logs if ev.source == source]
+        if orphans:
+            yield ReadError(
+                source,
+                orphans[0].line,
+                "traceId",
+                f"{len(orphans)} GenAI log records of trace {trace_id} match no span",
+            )
