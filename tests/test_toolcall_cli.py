@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 
 from agentgauge.cli import app
 from agentgauge.store import Store
+from toolcall_samples import READ_FILE_TOOL, SEARCH_TOOL, deepfabric_sample, write_jsonl
 from toolcall_server import ServerState, record_runner_waits, scripted_server, tool_message
 
 SECRET = "sk-cli-SECRET-9876543210"
@@ -50,11 +51,6 @@ def _first_acceptable(ground_truth: list[dict[str, Any]]) -> list[dict[str, Any]
     return calls
 
 
-def _write_jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    return path
-
-
 def _invoke(*args: str) -> Any:
     result = CliRunner().invoke(app, ["toolcall", *args])
     if result.exception and not isinstance(result.exception, SystemExit):
@@ -78,7 +74,7 @@ def test_score_ground_truth_is_all_valid_in_bfcl_mode(
         {"id": row["id"], "result": _first_acceptable(row["ground_truth"])}
         for row in _lines(answers, n)
     ]
-    preds = _write_jsonl(tmp_path / "preds.jsonl", list(reversed(gold)))  # aligned by id
+    preds = write_jsonl(tmp_path / "preds.jsonl", list(reversed(gold)))  # aligned by id
     out = tmp_path / "out.json"
     result = _invoke(
         "score", "--dataset", str(questions), "--answers", str(answers),
@@ -97,7 +93,7 @@ def test_score_ground_truth_is_all_valid_in_bfcl_mode(
 
 def test_score_perturbed_bfcl_predictions(shared_data: Path, tmp_path: Path) -> None:
     questions, answers = _bfcl_slice(shared_data, tmp_path, "simple_python", 5)
-    preds = _write_jsonl(
+    preds = write_jsonl(
         tmp_path / "preds.jsonl",
         [
             # a string where the schema says integer: right tool, wrong type
@@ -189,74 +185,16 @@ def test_score_perturbed_bfcl_predictions(shared_data: Path, tmp_path: Path) -> 
 
 
 def _deepfabric_rows() -> list[dict[str, Any]]:
-    read_file = {
-        "type": "function",
-        "function": {
-            "name": "read_file",
-            "description": "Read a file",
-            "parameters": {
-                "type": "object",
-                "properties": {"file_path": {"type": "string"}},
-                "required": ["file_path"],
-            },
-        },
-    }
-    search = {
-        "type": "function",
-        "function": {
-            "name": "search",
-            "description": "Search the web",
-            "parameters": {
-                "type": "object",
-                "properties": {"query": {"type": "string"}, "limit": {"type": "integer"}},
-                "required": ["query"],
-            },
-        },
-    }
+    tools = [READ_FILE_TOOL, SEARCH_TOOL]
     return [
-        {
-            "id": "df-read",
-            "messages": [
-                {"role": "system", "content": "You can use tools."},
-                {"role": "user", "content": "Show config.json"},
-                {
-                    "role": "assistant",
-                    "content": "",
-                    "tool_calls": [
-                        {
-                            "id": "call_0",
-                            "type": "function",
-                            "function": {
-                                "name": "read_file",
-                                "arguments": '{"file_path": "config.json"}',
-                            },
-                        }
-                    ],
-                },
-                {"role": "tool", "content": '{"debug": true}', "tool_call_id": "call_0"},
-                {"role": "assistant", "content": "debug is true"},
-            ],
-            "tool_context": {
-                "executions": [
-                    {
-                        "function_name": "read_file",
-                        "arguments": '{"file_path": "config.json"}',
-                        "reasoning": "need the file",
-                        "result": '{"debug": true}',
-                    }
-                ]
-            },
-            "tools": [read_file, search],
-            "metadata": {"conversation_type": "cot"},
-            "generator": "deepfabric 4.13",  # an extra top-level key
-        },
+        deepfabric_sample(id="df-read", tools=tools, generator="deepfabric 4.13"),
         {
             "id": "df-chat",
             "messages": [
                 {"role": "user", "content": "Say hello"},
                 {"role": "assistant", "content": "Hello!"},
             ],
-            "tools": [read_file, search],
+            "tools": tools,
             "final_answer": "Hello!",
         },
         {
@@ -287,16 +225,16 @@ def _deepfabric_rows() -> list[dict[str, Any]]:
                     }
                 ]
             },
-            "tools": [read_file, search],
+            "tools": tools,
         },
     ]
 
 
 def test_score_deepfabric_file_with_weights(tmp_path: Path) -> None:
-    dataset = _write_jsonl(tmp_path / "df.jsonl", _deepfabric_rows())
+    dataset = write_jsonl(tmp_path / "df.jsonl", _deepfabric_rows())
     read_call = tool_message("read_file", {"file_path": "config.json"}, call_id="call_0")
     bad_search = tool_message("search", {"query": "tides", "limit": "5"}, call_id="call_1")
-    preds = _write_jsonl(
+    preds = write_jsonl(
         tmp_path / "preds.jsonl",
         [
             {"id": "df-read", "result": read_call},
@@ -349,7 +287,7 @@ def test_score_usage_errors_exit_2(
     shared_data: Path, tmp_path: Path, args: list[str], message: str
 ) -> None:
     questions, answers = _bfcl_slice(shared_data, tmp_path, "simple_python", 1)
-    preds = _write_jsonl(tmp_path / "p.jsonl", [{"id": "simple_python_0", "result": "[]"}])
+    preds = write_jsonl(tmp_path / "p.jsonl", [{"id": "simple_python_0", "result": "[]"}])
     result = _invoke(
         "score", "--dataset", str(questions), "--answers", str(answers),
         "--predictions", str(preds), "--format", "bfcl", "--db", str(tmp_path / "ag.db"), *args,
@@ -362,7 +300,7 @@ def test_score_usage_errors_exit_2(
 def test_score_missing_file_exit_2(tmp_path: Path) -> None:
     result = _invoke(
         "score", "--dataset", str(tmp_path / "nope.jsonl"), "--predictions",
-        str(_write_jsonl(tmp_path / "p.jsonl", [])), "--format", "openai",
+        str(write_jsonl(tmp_path / "p.jsonl", [])), "--format", "openai",
     )  # fmt: skip
     assert result.exit_code == 2 and "no such file" in result.output
 
@@ -455,7 +393,7 @@ def test_run_against_local_server_then_score_and_inspect(
 
 
 def test_run_parses_text_answers_and_scores_them(tmp_path: Path, no_waits: list[float]) -> None:
-    dataset = _write_jsonl(tmp_path / "df.jsonl", _deepfabric_rows())
+    dataset = write_jsonl(tmp_path / "df.jsonl", _deepfabric_rows())
     hermes = (
         '<tool_call>{"name": "read_file", "arguments": {"file_path": "config.json"}}</tool_call>'
     )
@@ -488,7 +426,7 @@ def test_run_no_score_writes_predictions_only(
     tmp_path: Path, no_waits: list[float], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    dataset = _write_jsonl(tmp_path / "df.jsonl", _deepfabric_rows())
+    dataset = write_jsonl(tmp_path / "df.jsonl", _deepfabric_rows())
     out = tmp_path / "preds.jsonl"
     db = tmp_path / "ag.db"
     with scripted_server() as (base, state):
@@ -519,7 +457,7 @@ def test_run_no_score_writes_predictions_only(
 
 
 def test_run_resume_sends_only_unanswered_samples(tmp_path: Path, no_waits: list[float]) -> None:
-    dataset = _write_jsonl(tmp_path / "df.jsonl", _deepfabric_rows())
+    dataset = write_jsonl(tmp_path / "df.jsonl", _deepfabric_rows())
     out = tmp_path / "preds.jsonl"
     args = [
         "run", "--dataset", str(dataset), "--format", "deepfabric", "--model", "m",
@@ -554,7 +492,7 @@ def test_run_resume_sends_only_unanswered_samples(tmp_path: Path, no_waits: list
 def test_run_usage_errors_exit_2_before_any_request(
     tmp_path: Path, args: list[str], message: str
 ) -> None:
-    dataset = _write_jsonl(tmp_path / "df.jsonl", _deepfabric_rows())
+    dataset = write_jsonl(tmp_path / "df.jsonl", _deepfabric_rows())
     with scripted_server() as (base, state):
         result = _invoke(
             "run", "--endpoint", base, "--model", "m", "--dataset", str(dataset),
@@ -565,7 +503,7 @@ def test_run_usage_errors_exit_2_before_any_request(
 
 
 def test_run_bad_endpoint_exit_2(tmp_path: Path) -> None:
-    dataset = _write_jsonl(tmp_path / "df.jsonl", _deepfabric_rows())
+    dataset = write_jsonl(tmp_path / "df.jsonl", _deepfabric_rows())
     result = _invoke(
         "run", "--endpoint", "localhost:8000", "--model", "m", "--dataset", str(dataset),
         "--format", "deepfabric", "--out", str(tmp_path / "p.jsonl"),
@@ -585,7 +523,7 @@ def test_failures_unknown_or_foreign_run_exit_2(tmp_path: Path) -> None:
 
 def test_bfcl_without_answers_exit_2(shared_data: Path, tmp_path: Path) -> None:
     questions, _ = _bfcl_slice(shared_data, tmp_path, "simple_python", 2)
-    preds = _write_jsonl(tmp_path / "p.jsonl", [{"id": "simple_python_0", "result": "[]"}])
+    preds = write_jsonl(tmp_path / "p.jsonl", [{"id": "simple_python_0", "result": "[]"}])
     result = _invoke(
         "score", "--dataset", str(questions), "--predictions", str(preds), "--format", "bfcl",
         "--db", str(tmp_path / "ag.db"),

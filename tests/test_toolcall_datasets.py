@@ -13,71 +13,14 @@ from agentgauge.engine import score_traces
 from agentgauge.io.jsonl import ReadError
 from agentgauge.model import ExpectedCall, StepKind, Task, Trace, Usage
 from agentgauge.toolcall.datasets import read_bfcl, read_dataset, read_predictions
-
-READ_FILE_TOOL = {
-    "type": "function",
-    "function": {
-        "name": "read_file",
-        "description": "read",
-        "parameters": {
-            "type": "object",
-            "properties": {"file_path": {"type": "string"}},
-            "required": ["file_path"],
-        },
-    },
-}
-
-
-def _deepfabric_sample(**extra: Any) -> dict[str, Any]:
-    """DeepFabric's minimal evaluator sample (research notes A3), with the tool-call id its docs
-    use (``call_0``), which its own 9-character validator rejects."""
-    return {
-        "messages": [
-            {"role": "system", "content": "You can use tools."},
-            {"role": "user", "content": "Show config.json"},
-            {
-                "role": "assistant",
-                "content": "",
-                "tool_calls": [
-                    {
-                        "id": "call_0",
-                        "type": "function",
-                        "function": {
-                            "name": "read_file",
-                            "arguments": '{"file_path": "config.json"}',
-                        },
-                    }
-                ],
-            },
-            {"role": "tool", "content": '{"debug": true}', "tool_call_id": "call_0"},
-            {"role": "assistant", "content": "debug is true"},
-        ],
-        "tool_context": {
-            "executions": [
-                {
-                    "function_name": "read_file",
-                    "arguments": '{"file_path": "config.json"}',
-                    "reasoning": "need file",
-                    "result": '{"debug": true}',
-                }
-            ]
-        },
-        "tools": [READ_FILE_TOOL],
-        "metadata": {"conversation_type": "cot"},
-        **extra,
-    }
-
-
-def _write_jsonl(path: Path, rows: list[Any]) -> Path:
-    path.write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in rows))
-    return path
+from toolcall_samples import READ_FILE_TOOL, deepfabric_sample, write_jsonl
 
 
 def test_deepfabric_sample_with_call_0_id_and_extra_keys(tmp_path: Path) -> None:
-    path = _write_jsonl(
+    path = write_jsonl(
         tmp_path / "df.jsonl",
         [
-            _deepfabric_sample(
+            deepfabric_sample(
                 id="sample-7", question="Show config.json", agent_context={"mode": "x"}
             )
         ],
@@ -100,13 +43,13 @@ def test_deepfabric_sample_with_call_0_id_and_extra_keys(tmp_path: Path) -> None
 
 
 def test_deepfabric_falls_back_to_tool_context(tmp_path: Path) -> None:
-    sample = _deepfabric_sample()
+    sample = deepfabric_sample()
     sample["messages"] = [
         {"role": "user", "content": "Show config.json"},
         {"role": "assistant", "content": "Let me check."},
     ]
     sample["final_answer"] = "debug is true"
-    [task] = list(read_dataset(_write_jsonl(tmp_path / "df.jsonl", [sample]), "deepfabric"))
+    [task] = list(read_dataset(write_jsonl(tmp_path / "df.jsonl", [sample]), "deepfabric"))
     assert isinstance(task, Task) and task.id == "line-1"
     assert task.expected_calls == [
         ExpectedCall(name="read_file", arguments={"file_path": ["config.json"]})
@@ -123,7 +66,7 @@ def test_conversation_expecting_no_call(tmp_path: Path) -> None:
         ],
         "tools": [READ_FILE_TOOL],
     }
-    [task] = list(read_dataset(_write_jsonl(tmp_path / "oa.jsonl", [sample]), "openai"))
+    [task] = list(read_dataset(write_jsonl(tmp_path / "oa.jsonl", [sample]), "openai"))
     assert isinstance(task, Task)
     assert task.id == "3" and task.expected_calls == [] and task.expected_output == "4"
 
@@ -143,7 +86,7 @@ def test_openai_conversation_with_parallel_calls(tmp_path: Path) -> None:
         ],
         "tools": [{"name": "w", "parameters": {"type": "object", "properties": {}}}],
     }
-    [task] = list(read_dataset(_write_jsonl(tmp_path / "oa.jsonl", [sample]), "openai"))
+    [task] = list(read_dataset(write_jsonl(tmp_path / "oa.jsonl", [sample]), "openai"))
     assert isinstance(task, Task)
     assert [(c.name, c.arguments) for c in task.expected_calls or []] == [
         ("w", {"city": ["Oslo"]}),
@@ -153,13 +96,13 @@ def test_openai_conversation_with_parallel_calls(tmp_path: Path) -> None:
 
 
 def test_bad_lines_name_file_line_and_field_and_reading_goes_on(tmp_path: Path) -> None:
-    bad_args = _deepfabric_sample()
+    bad_args = deepfabric_sample()
     bad_args["messages"][2]["tool_calls"][0]["function"]["arguments"] = '{"file_path": '
-    no_role = _deepfabric_sample()
+    no_role = deepfabric_sample()
     del no_role["messages"][1]["role"]
-    path = _write_jsonl(
+    path = write_jsonl(
         tmp_path / "df.jsonl",
-        ["{not json", {"tools": []}, bad_args, no_role, [1, 2], _deepfabric_sample(id="ok")],
+        ["{not json", {"tools": []}, bad_args, no_role, [1, 2], deepfabric_sample(id="ok")],
     )
     items = list(read_dataset(path, "deepfabric"))
     errors = [i for i in items if isinstance(i, ReadError)]
@@ -183,8 +126,8 @@ def _bfcl_lines(shared_data: Path, category: str, n: int) -> tuple[list[str], li
 
 def test_bfcl_answers_are_aligned_by_id(shared_data: Path, tmp_path: Path) -> None:
     questions, answers = _bfcl_lines(shared_data, "parallel", 4)
-    q = _write_jsonl(tmp_path / "BFCL_v4_parallel.json", questions)
-    a = _write_jsonl(tmp_path / "answers.json", answers[::-1])  # reversed order
+    q = write_jsonl(tmp_path / "BFCL_v4_parallel.json", questions)
+    a = write_jsonl(tmp_path / "answers.json", answers[::-1])  # reversed order
     tasks = [t for t in read_bfcl(q, a) if isinstance(t, Task)]
     assert [t.id for t in tasks] == [f"parallel_{i}" for i in range(4)]
     assert tasks[0].category == "parallel"
@@ -198,9 +141,9 @@ def test_bfcl_answers_are_aligned_by_id(shared_data: Path, tmp_path: Path) -> No
 
 def test_bfcl_mismatched_files_are_reported(shared_data: Path, tmp_path: Path) -> None:
     questions, answers = _bfcl_lines(shared_data, "simple_python", 3)
-    q = _write_jsonl(tmp_path / "BFCL_v4_simple_python.json", [questions[0], questions[2]])
+    q = write_jsonl(tmp_path / "BFCL_v4_simple_python.json", [questions[0], questions[2]])
     bad_answer = json.dumps({"id": "x", "ground_truth": [{"f": {"a": 1}}]})  # not a value list
-    a = _write_jsonl(tmp_path / "answers.json", [answers[0], bad_answer, answers[1]])
+    a = write_jsonl(tmp_path / "answers.json", [answers[0], bad_answer, answers[1]])
     items = list(read_bfcl(q, a))
     errors = [(e.source, e.line, e.field, e.message) for e in items if isinstance(e, ReadError)]
     assert errors[0][:3] == (str(a), 2, "ground_truth[0].f.a")
@@ -221,9 +164,9 @@ def test_predictions_become_traces(tmp_path: Path) -> None:
     tasks = {
         t.id: t
         for t in read_dataset(
-            _write_jsonl(
+            write_jsonl(
                 tmp_path / "df.jsonl",
-                [_deepfabric_sample(id=f"s{i}") for i in range(6)],
+                [deepfabric_sample(id=f"s{i}") for i in range(6)],
             ),
             "deepfabric",
         )
@@ -240,7 +183,7 @@ def test_predictions_become_traces(tmp_path: Path) -> None:
             }
         ],
     }
-    path = _write_jsonl(
+    path = write_jsonl(
         tmp_path / "preds.jsonl",
         [
             {
@@ -313,5 +256,5 @@ def test_predictions_become_traces(tmp_path: Path) -> None:
 )
 def test_bad_runner_fields(tmp_path: Path, line: dict[str, Any], field: str) -> None:
     task = Task(id="s0", expected_calls=[])
-    [item] = list(read_predictions(_write_jsonl(tmp_path / "p.jsonl", [line]), {"s0": task}))
+    [item] = list(read_predictions(write_jsonl(tmp_path / "p.jsonl", [line]), {"s0": task}))
     assert isinstance(item, ReadError) and item.field == field

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 
+from agentgauge._cli import DbOption, console, err_console, usage_error, write_outputs
 from agentgauge.review.cli import review_app
 from agentgauge.toolcall.cli import toolcall_app
 from agentgauge.tuning.cli import register_tuning_commands
@@ -25,62 +25,6 @@ app = typer.Typer(
 app.add_typer(toolcall_app, name="toolcall")
 app.add_typer(review_app, name="review")
 register_tuning_commands(app)
-
-console = Console()
-err_console = Console(stderr=True)
-
-DbOption = Annotated[Path, typer.Option("--db", help="SQLite results store.")]
-
-
-def usage_error(message: str) -> typer.Exit:
-    """Print a usage error and return the exit (code 2) to raise."""
-    err_console.print(f"[red]error:[/] {message}", highlight=False)
-    return typer.Exit(2)
-
-
-def write_outputs(
-    store_path: Path,
-    run_id: str,
-    *,
-    json_out: Path | None,
-    csv_out: Path | None,
-    html_out: Path | None,
-    fail_under: float | None,
-    extra: dict[str, object] | None = None,
-) -> None:
-    """Print the summary, write the requested files and apply ``--fail-under``.
-
-    Args:
-        store_path: the store holding the run.
-        run_id: the run.
-        json_out: where to write the JSON document, if anywhere.
-        csv_out: where to write the CSV table, if anywhere.
-        html_out: where to write the HTML report, if anywhere.
-        fail_under: exit 1 when the mean composite is below this.
-        extra: top-level keys a domain adds to the JSON document.
-    """
-    from agentgauge.report.export import result_document, run_aggregate, write_csv, write_json
-    from agentgauge.report.html import write_html
-    from agentgauge.report.terminal import print_summary
-    from agentgauge.store import Store
-
-    with Store(store_path) as store:
-        print_summary(store, run_id, console)
-        if json_out:
-            write_json({**result_document(store, run_id), **(extra or {})}, json_out)
-            console.print(f"wrote {json_out}")
-        if csv_out:
-            write_csv(store, run_id, csv_out)
-            console.print(f"wrote {csv_out}")
-        if html_out:
-            write_html(store, run_id, html_out)
-            console.print(f"wrote {html_out}")
-        if fail_under is not None:
-            mean = run_aggregate(store, run_id)["composite"].mean
-            if mean is None or mean < fail_under:
-                shown = "n/a" if mean is None else f"{mean:.3f}"
-                err_console.print(f"[red]composite {shown} is below --fail-under {fail_under}[/]")
-                raise typer.Exit(1)
 
 
 @app.command()

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 __all__ = [
+    "JUDGE_CACHE_SCHEMA",
     "SCHEMA_VERSION",
     "MetricRow",
     "RunInfo",
@@ -32,6 +33,19 @@ __all__ = [
 ]
 
 SCHEMA_VERSION = 1
+
+JUDGE_CACHE_SCHEMA = """
+CREATE TABLE IF NOT EXISTS judge_cache (
+    key TEXT PRIMARY KEY,
+    model TEXT NOT NULL,
+    prompt_version TEXT NOT NULL,
+    output TEXT NOT NULL,
+    usage TEXT,
+    created_at TEXT NOT NULL
+)
+"""
+"""The LLM judges' cache (see :mod:`agentgauge.review.judge_cache`): created with the store,
+and on its own by a judge that runs without one."""
 
 _MIGRATIONS: dict[int, str] = {
     1: """
@@ -87,15 +101,9 @@ _MIGRATIONS: dict[int, str] = {
         record TEXT NOT NULL,
         PRIMARY KEY (run_id, stream, seq)
     ) WITHOUT ROWID;
-    CREATE TABLE IF NOT EXISTS judge_cache (
-        key TEXT PRIMARY KEY,
-        model TEXT NOT NULL,
-        prompt_version TEXT NOT NULL,
-        output TEXT NOT NULL,
-        usage TEXT,
-        created_at TEXT NOT NULL
-    );
-    """,
+    """
+    + JUDGE_CACHE_SCHEMA
+    + ";",
 }
 
 _SECRET_KEY = re.compile(r"(api[_-]?key|secret|token|password|authorization)", re.IGNORECASE)

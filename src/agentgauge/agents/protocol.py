@@ -44,10 +44,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, ParamSpec, Protocol, TypeVar, cast, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, ValidationError, create_model
+from pydantic import BaseModel, ConfigDict, create_model
 from pydantic_core import to_jsonable_python
 
-from agentgauge.io.jsonl import ReadError, _field_path, iter_raw_lines
+from agentgauge.io.jsonl import ReadError, iter_raw_lines, validate_line
 from agentgauge.model import JSON, Step, StepKind, Task, ToolCall, ToolSpec, Trace, Usage
 
 __all__ = [
@@ -583,16 +583,7 @@ def read_tasks(path: str | Path) -> Iterator[Task | ReadError]:
         path: a ``.jsonl`` file, optionally ``.gz``-compressed.
     """
     for raw in iter_raw_lines(path):
-        try:
-            data = json.loads(raw.text)
-        except json.JSONDecodeError as exc:
-            yield ReadError(raw.source, raw.line, None, f"invalid JSON: {exc.msg}")
-            continue
-        try:
-            yield Task.model_validate(data)
-        except ValidationError as exc:
-            err = exc.errors()[0]
-            yield ReadError(raw.source, raw.line, _field_path(err["loc"]) or None, err["msg"])
+        yield validate_line(Task, raw)
 
 
 def _scalar(text: str) -> JSON:

@@ -13,20 +13,26 @@ import json
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, TypeVar
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from agentgauge.model import Trace
+
+M = TypeVar("M", bound=BaseModel)
 
 __all__ = [
     "RawLine",
     "ReadError",
     "count_lines",
+    "field_path",
+    "invalid_json",
     "iter_raw_lines",
     "open_text",
     "parse_line",
     "read_traces",
+    "validate_line",
+    "validation_read_error",
     "write_traces",
 ]
 
@@ -97,17 +103,57 @@ def count_lines(paths: Iterable[str | Path]) -> int:
     return total
 
 
-def _field_path(loc: tuple[int | str, ...]) -> str:
+def field_path(loc: tuple[int | str, ...]) -> str:
+    """A pydantic error location as a dotted path: ``("steps", 2, "kind")`` → ``steps[2].kind``.
+
+    Args:
+        loc: the ``loc`` of one entry of ``ValidationError.errors()``.
+    """
     out = ""
     for part in loc:
         out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
     return out
 
 
-def parse_line(raw: RawLine) -> Trace | ReadError:
-    """Parse one line into a Trace, or a ReadError naming the field at fault."""
+def invalid_json(source: str, line: int, exc: json.JSONDecodeError) -> ReadError:
+    """A ReadError for text that is not JSON, with the column the stdlib parser reports.
+
+    Args:
+        source: the file.
+        line: 1-based line number.
+        exc: the parser's error.
+    """
+    return ReadError(source, line, None, f"invalid JSON: {exc.msg} at column {exc.colno}")
+
+
+def validation_read_error(
+    source: str, line: int, exc: ValidationError, *, prefix: str | None = None
+) -> ReadError:
+    """The first error of a pydantic ValidationError as a ReadError, counting the others.
+
+    Args:
+        source: the file.
+        line: 1-based line number.
+        exc: the validation error.
+        prefix: prepended to the field path (e.g. the trace a span group builds).
+    """
+    first = exc.errors()[0]
+    path = field_path(first["loc"])
+    if prefix:
+        path = f"{prefix}: {path}" if path else prefix
+    more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+    return ReadError(source, line, path or None, first["msg"] + more)
+
+
+def validate_line(model: type[M], raw: RawLine) -> M | ReadError:
+    """Validate one JSON line as ``model``, or return a ReadError naming the field at fault.
+
+    Args:
+        model: a pydantic model class.
+        raw: the line.
+    """
     try:
-        return Trace.model_validate_json(raw.text)
+        return model.model_validate_json(raw.text)
     except ValidationError as exc:
         error = exc
     first = error.errors()[0]
@@ -116,12 +162,16 @@ def parse_line(raw: RawLine) -> Trace | ReadError:
         try:
             data = json.loads(raw.text)
         except json.JSONDecodeError as jexc:
-            message = f"invalid JSON: {jexc.msg} at column {jexc.colno}"
-        else:
-            message = f"expected a JSON object, got {type(data).__name__}"
-        return ReadError(raw.source, raw.line, None, message)
-    more = f" (and {error.error_count() - 1} more)" if error.error_count() > 1 else ""
-    return ReadError(raw.source, raw.line, _field_path(first["loc"]), first["msg"] + more)
+            return invalid_json(raw.source, raw.line, jexc)
+        return ReadError(
+            raw.source, raw.line, None, f"expected a JSON object, got {type(data).__name__}"
+        )
+    return validation_read_error(raw.source, raw.line, error)
+
+
+def parse_line(raw: RawLine) -> Trace | ReadError:
+    """Parse one line into a Trace, or a ReadError naming the field at fault."""
+    return validate_line(Trace, raw)
 
 
 def read_traces(path: str | Path) -> Iterator[Trace | ReadError]:

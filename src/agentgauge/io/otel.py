@@ -39,7 +39,7 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from agentgauge.io.jsonl import ReadError, _field_path, open_text
+from agentgauge.io.jsonl import ReadError, invalid_json, open_text, validation_read_error
 from agentgauge.model import MessageType, Step, StepKind, Task, ToolCall, ToolSpec, Trace, Usage
 
 __all__ = ["DEFAULT_TASK_ID_ATTRIBUTE", "GroupBy", "read_otel"]
@@ -143,7 +143,7 @@ def _documents(path: str | Path) -> Iterator[tuple[int, Any] | ReadError]:
                 yield first, json.loads(text)
             except json.JSONDecodeError as exc:
                 if exc.pos < len(text.rstrip()):
-                    yield _invalid_json(source, first, exc)  # a broken line of a JSONL file
+                    yield invalid_json(source, first, exc)  # a broken line of a JSONL file
                 else:
                     # a document that goes on past its first line: pretty-printed JSON
                     yield from _concatenated(text + fh.read(), source, first)
@@ -154,11 +154,7 @@ def _documents(path: str | Path) -> Iterator[tuple[int, Any] | ReadError]:
                 try:
                     yield number, json.loads(text)
                 except json.JSONDecodeError as exc:
-                    yield _invalid_json(source, number, exc)
-
-
-def _invalid_json(source: str, line: int, exc: json.JSONDecodeError) -> ReadError:
-    return ReadError(source, line, None, f"invalid JSON: {exc.msg} at column {exc.colno}")
+                    yield invalid_json(source, number, exc)
 
 
 def _concatenated(text: str, source: str, first_line: int) -> Iterator[tuple[int, Any] | ReadError]:
@@ -180,7 +176,7 @@ def _concatenated(text: str, source: str, first_line: int) -> Iterator[tuple[int
                         try:
                             yield first_line + offset, json.loads(raw)
                         except json.JSONDecodeError as line_exc:
-                            yield _invalid_json(source, first_line + offset, line_exc)
+                            yield invalid_json(source, first_line + offset, line_exc)
                 return
             yield ReadError(
                 source,
@@ -1200,10 +1196,8 @@ def _trace_or_error(
     try:
         return _build_trace(spans, group_id, task_id_attribute, _attach(spans, logs))
     except ValidationError as exc:
-        first = exc.errors()[0]
         line = min(s.line for s in spans)
-        where = f"trace {group_id}: {_field_path(first['loc'])}"
-        return ReadError(source, line, where, first["msg"])
+        return validation_read_error(source, line, exc, prefix=f"trace {group_id}")
 
 
 def _conversation_of(spans: list[_Span]) -> str | None:

@@ -8,8 +8,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.table import Table
+
+from agentgauge._cli import (
+    DbOption,
+    HtmlOption,
+    JsonOption,
+    SuiteOption,
+    console,
+    usage_error,
+    write_outputs,
+)
 
 if TYPE_CHECKING:
     from agentgauge.config import Suite
@@ -18,8 +27,6 @@ if TYPE_CHECKING:
     from agentgauge.review.loader import PeerReadPaper
 
 review_app = typer.Typer(help="Evaluate generated paper reviews (PeerRead).", no_args_is_help=True)
-
-console = Console()
 
 PACKAGED_TEXT_MODEL = "all-MiniLM-L6-v2"
 """The BERTScore model used when neither ``--text-model`` nor the suite names one: the weights
@@ -31,7 +38,6 @@ PeerReadOption = Annotated[
     Path,
     typer.Option("--peerread", help="PeerRead checkout or folder in its layout."),
 ]
-SuiteOption = Annotated[str, typer.Option("--suite", help="Built-in suite name or suite TOML.")]
 JudgeOption = Annotated[
     str | None,
     typer.Option(
@@ -50,9 +56,6 @@ TextModelOption = Annotated[
         help="BERTScore model (default: the suite's, else the packaged all-MiniLM-L6-v2).",
     ),
 ]
-JsonOption = Annotated[Path | None, typer.Option("--json", help="Write results JSON.")]
-HtmlOption = Annotated[Path | None, typer.Option("--html", help="Write an HTML report.")]
-DbOption = Annotated[Path, typer.Option("--db", help="SQLite results store.")]
 JobsOption = Annotated[
     int | None, typer.Option("--jobs", help="Worker processes (default: cores).")
 ]
@@ -120,7 +123,6 @@ def _read_papers(peerread: Path) -> tuple[list[PeerReadPaper], list[ReadError]]:
 
 
 def _usage_error(message: str) -> typer.Exit:
-    from agentgauge.cli import usage_error
 
     return usage_error(message)
 
@@ -198,7 +200,6 @@ def _report(
     extra: dict[str, Any],
 ) -> None:
     """Per-paper figures, tiers and aspect agreement: stored with the run, printed, exported."""
-    from agentgauge.cli import write_outputs
     from agentgauge.review.pipeline import per_paper, review_agreement, tier_status
     from agentgauge.store import Store
 

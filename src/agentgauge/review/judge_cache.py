@@ -18,20 +18,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-__all__ = ["JUDGE_CACHE_SCHEMA", "JudgeCache", "cache_key"]
+from agentgauge.store import JUDGE_CACHE_SCHEMA
 
-JUDGE_CACHE_SCHEMA = """
-CREATE TABLE IF NOT EXISTS judge_cache (
-    key TEXT PRIMARY KEY,
-    model TEXT NOT NULL,
-    prompt_version TEXT NOT NULL,
-    output TEXT NOT NULL,
-    usage TEXT,
-    created_at TEXT NOT NULL
-)
-"""
-"""The table, as the results store (``agentgauge.store``) defines it too: whichever opens a new
-file first creates it."""
+__all__ = ["JudgeCache", "cache_key"]
 
 
 def cache_key(*, model: str, prompt_version: str, parts: dict[str, Any]) -> str:

@@ -16,16 +16,15 @@ distinct human reviews have nothing to compare and are skipped.
 
 from __future__ import annotations
 
-import json
 import math
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from agentgauge.io.jsonl import RawLine, ReadError, _field_path, iter_raw_lines
+from agentgauge.io.jsonl import RawLine, ReadError, iter_raw_lines, validate_line
 from agentgauge.metrics.judge import JUDGE_METRICS
 from agentgauge.model import Task, Trace
 from agentgauge.review.agreement import AspectAgreement, ScoredReview, agreement_table
@@ -204,22 +203,9 @@ def parse_generated_line(raw: RawLine, papers: PaperIndex) -> Trace | ReadError:
         raw: the line.
         papers: the PeerRead papers the reviews refer to.
     """
-    try:
-        data = json.loads(raw.text)
-    except json.JSONDecodeError as exc:
-        return ReadError(
-            raw.source, raw.line, None, f"invalid JSON: {exc.msg} at column {exc.colno}"
-        )
-    if not isinstance(data, dict):
-        return ReadError(
-            raw.source, raw.line, None, f"expected a JSON object, got {type(data).__name__}"
-        )
-    try:
-        generated = GeneratedReview.model_validate(data)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-        return ReadError(raw.source, raw.line, _field_path(err["loc"]), err["msg"] + more)
+    generated = validate_line(GeneratedReview, raw)
+    if isinstance(generated, ReadError):
+        return generated
     try:
         paper = papers.resolve(str(generated.paper_id))
     except KeyError as exc:

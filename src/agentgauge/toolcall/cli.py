@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
+from agentgauge._cli import DbOption, JsonOption, console, err_console, usage_error, write_outputs
+
 if TYPE_CHECKING:
     from agentgauge.config import Suite
     from agentgauge.io.jsonl import ReadError
@@ -65,8 +67,6 @@ WeightsOpt = Annotated[
         help="Overall weights as k=v,... (replace the defaults; unnamed metrics weigh 0).",
     ),
 ]
-JsonOpt = Annotated[Path | None, typer.Option("--json", help="Write the results JSON here.")]
-DbOpt = Annotated[Path, typer.Option("--db", help="SQLite results store.")]
 JobsOpt = Annotated[int | None, typer.Option("--jobs", min=1, help="Scoring processes.")]
 FailUnderOpt = Annotated[
     float | None, typer.Option("--fail-under", help="Exit 1 if the mean overall is below this.")
@@ -75,7 +75,6 @@ ProgressOpt = Annotated[bool, typer.Option(help="Show progress bars.")]
 
 
 def _usage_error(message: str) -> typer.Exit:
-    from agentgauge.cli import usage_error
 
     return usage_error(message)
 
@@ -222,7 +221,6 @@ def result_document(db: Path, run_id: str) -> dict[str, Any]:
 
 
 def _report(db: Path, run_id: str, json_out: Path | None, fail_under: float | None) -> None:
-    from agentgauge.cli import console, write_outputs
     from agentgauge.report.export import write_json
 
     if json_out is not None:
@@ -270,8 +268,8 @@ def score(
     answers: AnswersOpt = None,
     mode: ModeOpt = None,
     weights: WeightsOpt = None,
-    json_out: JsonOpt = None,
-    db: DbOpt = Path("agentgauge.db"),
+    json_out: JsonOption = None,
+    db: DbOption = Path("agentgauge.db"),
     jobs: JobsOpt = None,
     fail_under: FailUnderOpt = None,
     progress: ProgressOpt = True,
@@ -333,8 +331,8 @@ def run(
     do_score: Annotated[bool, typer.Option("--score/--no-score", help="Score the run.")] = True,
     mode: ModeOpt = None,
     weights: WeightsOpt = None,
-    json_out: JsonOpt = None,
-    db: DbOpt = Path("agentgauge.db"),
+    json_out: JsonOption = None,
+    db: DbOption = Path("agentgauge.db"),
     jobs: JobsOpt = None,
     fail_under: FailUnderOpt = None,
     progress: ProgressOpt = True,
@@ -370,8 +368,6 @@ def run(
     settings = RunSettings(concurrency=concurrency, timeout_s=timeout, max_retries=max_retries)
     backend = HttpChatBackend(config, concurrency=concurrency)
     if not backend.has_api_key:
-        from agentgauge.cli import err_console
-
         err_console.print(f"no API key in ${config.api_key_env}: sending none", highlight=False)
     predictions = _run_model(tasks, backend, out, settings, progress, resume)
     _print_run_summary(predictions, out)
@@ -414,7 +410,6 @@ def _run_model(
 
 
 def _print_run_summary(predictions: list[Prediction], out: Path) -> None:
-    from agentgauge.cli import console
 
     failed = [p for p in predictions if p.error is not None]
     latencies = sorted(p.latency_s for p in predictions if p.latency_s is not None)
@@ -522,7 +517,7 @@ _COLUMNS = ("id", "query", "expected", "predicted", "error")
 @toolcall_app.command()
 def failures(
     run_id: Annotated[str, typer.Argument(help="Run id (or a unique prefix).")],
-    db: DbOpt = Path("agentgauge.db"),
+    db: DbOption = Path("agentgauge.db"),
     limit: Annotated[int, typer.Option(min=1, help="Show at most this many.")] = 20,
     json_out: Annotated[
         Path | None, typer.Option("--json", help="Write every failing sample (untruncated).")
@@ -532,7 +527,6 @@ def failures(
     from rich.table import Table
     from rich.text import Text
 
-    from agentgauge.cli import console
     from agentgauge.report.export import write_json
     from agentgauge.store import Store, StoreError
 

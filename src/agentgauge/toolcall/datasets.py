@@ -25,7 +25,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from agentgauge.io.jsonl import RawLine, ReadError, _field_path, iter_raw_lines
+from agentgauge.io.jsonl import (
+    ReadError,
+    field_path,
+    invalid_json,
+    iter_raw_lines,
+    validate_line,
+    validation_read_error,
+)
 from agentgauge.model import JSON, ExpectedCall, Step, StepKind, Task, ToolSpec, Trace, Usage
 from agentgauge.toolcall.parsers import Positional, parse_tool_calls
 
@@ -118,21 +125,6 @@ class _BfclAnswer(_Loose):
 # --------------------------------------------------------------------------- helpers
 
 
-def _validated(model: type[BaseModel], raw: RawLine) -> Any:
-    try:
-        data = json.loads(raw.text)
-    except json.JSONDecodeError as exc:
-        raise _LineError(None, f"invalid JSON: {exc.msg} at column {exc.colno}") from None
-    if not isinstance(data, dict):
-        raise _LineError(None, f"expected a JSON object, got {type(data).__name__}")
-    try:
-        return model.model_validate(data)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-        raise _LineError(_field_path(err["loc"]), err["msg"] + more) from None
-
-
 def _decoded_arguments(raw: str | dict[str, JSON] | None, field: str) -> dict[str, JSON]:
     if raw is None or raw == "":
         return {}
@@ -217,14 +209,16 @@ def read_conversations(path: str | Path, fmt: DatasetFormat) -> Iterator[Task | 
         fmt: ``deepfabric`` or ``openai``.
     """
     for raw in iter_raw_lines(path):
+        conv = validate_line(_Conversation, raw)
+        if isinstance(conv, ReadError):
+            yield conv
+            continue
         try:
-            conv = _validated(_Conversation, raw)
             yield _conversation_task(conv, fmt, raw.line)
         except _LineError as exc:
             yield ReadError(raw.source, raw.line, exc.field, exc.message)
         except ValidationError as exc:
-            err = exc.errors()[0]
-            yield ReadError(raw.source, raw.line, _field_path(err["loc"]), err["msg"])
+            yield validation_read_error(raw.source, raw.line, exc)
 
 
 # --------------------------------------------------------------------------- BFCL
@@ -244,10 +238,9 @@ def _read_answers(
     answers: dict[str, tuple[int, list[ExpectedCall]]] = {}
     errors: list[ReadError] = []
     for raw in iter_raw_lines(path):
-        try:
-            answer = _validated(_BfclAnswer, raw)
-        except _LineError as exc:
-            errors.append(ReadError(raw.source, raw.line, exc.field, exc.message))
+        answer = validate_line(_BfclAnswer, raw)
+        if isinstance(answer, ReadError):
+            errors.append(answer)
             continue
         if answer.id in answers:
             errors.append(ReadError(raw.source, raw.line, "id", f"duplicate id {answer.id!r}"))
@@ -282,10 +275,9 @@ def read_bfcl(path: str | Path, answers: str | Path | None = None) -> Iterator[T
     seen: set[str] = set()
     category: str | None = None
     for raw in iter_raw_lines(question_path):
-        try:
-            question = _validated(_BfclQuestion, raw)
-        except _LineError as exc:
-            yield ReadError(raw.source, raw.line, exc.field, exc.message)
+        question = validate_line(_BfclQuestion, raw)
+        if isinstance(question, ReadError):
+            yield question
             continue
         category = category or _bfcl_category(question_path, question.id)
         if question.id in seen:
@@ -445,7 +437,7 @@ def read_predictions(
         try:
             data = json.loads(raw.text)
         except json.JSONDecodeError as exc:
-            yield ReadError(raw.source, raw.line, None, f"invalid JSON: {exc.msg}")
+            yield invalid_json(raw.source, raw.line, exc)
             continue
         if not isinstance(data, dict) or "id" not in data:
             yield ReadError(raw.source, raw.line, "id", "a prediction needs an 'id'")
@@ -462,7 +454,7 @@ def read_predictions(
         except ValidationError as exc:
             err = exc.errors()[0]
             made = ReadError(
-                raw.source, raw.line, "result", f"{_field_path(err['loc'])}: {err['msg']}"
+                raw.source, raw.line, "result", f"{field_path(err['loc'])}: {err['msg']}"
             )
         if isinstance(made, str):
             yield ReadError(raw.source, raw.line, made, _BAD_PREDICTION_FIELD[made])

@@ -9,17 +9,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+
+from agentgauge._cli import DbOption, SuiteOption, console, err_console, usage_error, write_outputs
 
 if TYPE_CHECKING:
     from agentgauge.config import Suite
     from agentgauge.model import Task
     from agentgauge.tuning.space import ParameterSpace
-
-console = Console()
-err_console = Console(stderr=True)
 
 AgentOption = Annotated[
     str, typer.Option("--agent", help="The agent: 'module:factory' (an object with run()).")
@@ -30,8 +28,6 @@ TasksOption = Annotated[
         "--tasks", help="Task JSONL file, or 'simulated' for the bundled SIMULATION tasks."
     ),
 ]
-SuiteOption = Annotated[str, typer.Option(help="Built-in suite name or suite TOML file.")]
-DbOption = Annotated[Path, typer.Option("--db", help="SQLite results store.")]
 SpaceOption = Annotated[
     Path | None,
     typer.Option("--space", help="TOML file with [params.NAME] tables (extra parameters)."),
@@ -41,11 +37,6 @@ ParamsOption = Annotated[
 ]
 SeedOption = Annotated[int, typer.Option(help="Seed of everything random.")]
 JobsOption = Annotated[int, typer.Option(min=1, help="Concurrent agent runs.")]
-
-
-def _fail(message: str) -> typer.Exit:
-    err_console.print(f"[red]error:[/] {message}", highlight=False)
-    return typer.Exit(2)
 
 
 @contextmanager
@@ -68,7 +59,7 @@ def _load_agent(ref: str) -> Any:
     try:
         return load_agent(ref)
     except AgentLoadError as exc:
-        raise _fail(str(exc)) from None
+        raise usage_error(str(exc)) from None
 
 
 def _load_tasks(ref: str) -> list[Task]:
@@ -81,7 +72,7 @@ def _load_tasks(ref: str) -> list[Task]:
         return simulated_tasks()
     path = Path(ref)
     if not path.is_file():
-        raise _fail(f"--tasks: no such file: {path}")
+        raise usage_error(f"--tasks: no such file: {path}")
     tasks = []
     for item in read_tasks(path):
         if isinstance(item, ReadError):
@@ -89,7 +80,7 @@ def _load_tasks(ref: str) -> list[Task]:
         else:
             tasks.append(item)
     if not tasks:
-        raise _fail(f"{path}: no valid task")
+        raise usage_error(f"{path}: no valid task")
     return tasks
 
 
@@ -99,7 +90,7 @@ def _load_suite(ref: str) -> Suite:
     try:
         return load_suite(ref)
     except SuiteError as exc:
-        raise _fail(str(exc)) from None
+        raise usage_error(str(exc)) from None
 
 
 def _load_space(path: Path | None) -> ParameterSpace:
@@ -108,7 +99,7 @@ def _load_space(path: Path | None) -> ParameterSpace:
     try:
         return load_space(path)
     except ParameterError as exc:
-        raise _fail(str(exc)) from None
+        raise usage_error(str(exc)) from None
 
 
 def _base_params(text: str | None, space: ParameterSpace) -> dict[str, Any]:
@@ -118,7 +109,7 @@ def _base_params(text: str | None, space: ParameterSpace) -> dict[str, Any]:
     try:
         return space.complete(parse_params(text))
     except (ValueError, ParameterError) as exc:
-        raise _fail(str(exc)) from None
+        raise usage_error(str(exc)) from None
 
 
 def _simulation_banner(agent: Any) -> None:
@@ -165,7 +156,6 @@ def run_command(
     console.print(f"wrote {len(traces)} traces to {out} ({failed} agent errors)")
     if chosen_suite is None:
         return
-    from agentgauge.cli import write_outputs
     from agentgauge.engine import evaluate
     from agentgauge.store import Store
 
@@ -213,7 +203,7 @@ def tune_command(
     from agentgauge.tuning.tuner import EpisodeRecord, run_tuning
 
     if strategy not in ("rl", "bayes", "random"):
-        raise _fail(f"--strategy: {strategy!r} is not one of rl, bayes, random")
+        raise usage_error(f"--strategy: {strategy!r} is not one of rl, bayes, random")
     chosen_suite = _load_suite(suite)
     the_agent = _load_agent(agent)
     task_list = _load_tasks(tasks)
@@ -223,7 +213,7 @@ def tune_command(
         target = Objective(the_agent, task_list, chosen_suite, space, metric=objective, jobs=jobs)
         tuner = _strategy(strategy, start, space.names, seed=seed, learning_rate=learning_rate)
     except ValueError as exc:
-        raise _fail(str(exc)) from None
+        raise usage_error(str(exc)) from None
     _simulation_banner(the_agent)
     config = {
         "agent": agent,
@@ -262,7 +252,7 @@ def tune_command(
                 raise
         if result.best is None:
             store.finish_run(run_id, status="failed")
-            raise _fail("no episode could be measured (every objective was None)")
+            raise usage_error("no episode could be measured (every objective was None)")
         # the best setting's level on every task with fresh seeds (no selection bias)
         final = target.evaluate(result.best.params, seeds=repeat_seeds(seed + 1, repeats))
         summary = {
@@ -373,7 +363,7 @@ def impact_command(
             space.spec(name)
         target = Objective(the_agent, task_list, chosen_suite, space, jobs=jobs)
     except ValueError as exc:
-        raise _fail(str(exc)) from None
+        raise usage_error(str(exc)) from None
     _simulation_banner(the_agent)
     swept = names or [p.name for p in space.params if p.type != "categorical"]
     with _progress("sweeping", len(swept) * points, progress) as advance:

@@ -1,0 +1,73 @@
+"""What every ``agentgauge`` sub-command shares: the consoles, common options, usage errors
+and the run outputs (summary, JSON, CSV, HTML, ``--fail-under``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+console = Console()
+err_console = Console(stderr=True)
+
+DbOption = Annotated[Path, typer.Option("--db", help="SQLite results store.")]
+SuiteOption = Annotated[str, typer.Option("--suite", help="Built-in suite name or suite TOML.")]
+JsonOption = Annotated[Path | None, typer.Option("--json", help="Write the results JSON here.")]
+HtmlOption = Annotated[Path | None, typer.Option("--html", help="Write an HTML report here.")]
+
+
+def usage_error(message: str) -> typer.Exit:
+    """Print a usage error and return the exit (code 2) to raise.
+
+    Args:
+        message: what is wrong, naming the option, file or key.
+    """
+    err_console.print(f"[red]error:[/] {message}", highlight=False)
+    return typer.Exit(2)
+
+
+def write_outputs(
+    store_path: Path,
+    run_id: str,
+    *,
+    json_out: Path | None,
+    csv_out: Path | None,
+    html_out: Path | None,
+    fail_under: float | None,
+    extra: dict[str, object] | None = None,
+) -> None:
+    """Print the summary, write the requested files and apply ``--fail-under``.
+
+    Args:
+        store_path: the store holding the run.
+        run_id: the run.
+        json_out: where to write the JSON document, if anywhere.
+        csv_out: where to write the CSV table, if anywhere.
+        html_out: where to write the HTML report, if anywhere.
+        fail_under: exit 1 when the mean composite is below this.
+        extra: top-level keys a domain adds to the JSON document.
+    """
+    from agentgauge.report.export import result_document, run_aggregate, write_csv, write_json
+    from agentgauge.report.html import write_html
+    from agentgauge.report.terminal import print_summary
+    from agentgauge.store import Store
+
+    with Store(store_path) as store:
+        print_summary(store, run_id, console)
+        if json_out:
+            write_json({**result_document(store, run_id), **(extra or {})}, json_out)
+            console.print(f"wrote {json_out}")
+        if csv_out:
+            write_csv(store, run_id, csv_out)
+            console.print(f"wrote {csv_out}")
+        if html_out:
+            write_html(store, run_id, html_out)
+            console.print(f"wrote {html_out}")
+        if fail_under is not None:
+            mean = run_aggregate(store, run_id)["composite"].mean
+            if mean is None or mean < fail_under:
+                shown = "n/a" if mean is None else f"{mean:.3f}"
+                err_console.print(f"[red]composite {shown} is below --fail-under {fail_under}[/]")
+                raise typer.Exit(1)
