@@ -26,8 +26,14 @@ lint: install
 	$(VENV)/bin/ruff format --check src tests bench examples
 	$(VENV)/bin/mypy src
 
-bench: install
-	for f in bench/bench_*.py; do echo "== $$f"; $(PY) $$f || exit 1; done
+# BFCL's own checker, side by side in bench_toolcall; --no-deps keeps its provider SDKs out.
+BENCH_DEPS := .bench-deps
+$(BENCH_DEPS)/.installed: $(VENV)/.installed
+	$(PY) -m pip install -q --no-deps --target $(BENCH_DEPS) bfcl-eval==2026.3.23
+	touch $@
+
+bench: install $(BENCH_DEPS)/.installed
+	for f in bench/bench_*.py; do echo "== $$f"; PYTHONPATH=src:$(BENCH_DEPS) $(PY) $$f || exit 1; done
 
 clean:
-	rm -rf $(VENV) build dist *.egg-info agentgauge.db* demo-results.json demo-report.html
+	rm -rf $(VENV) $(BENCH_DEPS) build dist *.egg-info agentgauge.db* demo-results.json demo-report.html

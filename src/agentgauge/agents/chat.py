@@ -1,4 +1,4 @@
-"""A tool-using chat agent over any OpenAI-compatible ``/chat/completions`` endpoint (httpx).
+"""A tool-using chat agent over any OpenAI-compatible ``/chat/completions`` endpoint (httpx2).
 
 Its tools are Python functions decorated with :func:`agentgauge.agents.protocol.tool`; the
 model's tool-call arguments are parsed as JSON and validated against each tool's schema (never
@@ -41,7 +41,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-import httpx
+import httpx2
 from pydantic import ValidationError
 
 from agentgauge.agents.protocol import Recorder, Tool, agent_name, tool
@@ -106,7 +106,7 @@ class ChatAgent:
         system_prompt: the system message.
         timeout_s: per-request timeout.
         name: the agent's name in traces (``chat:<model>`` by default).
-        transport: an httpx transport (tests, proxies); the default opens real connections.
+        transport: an httpx2 transport (tests, proxies); the default opens real connections.
     """
 
     def __init__(
@@ -119,7 +119,7 @@ class ChatAgent:
         system_prompt: str = _SYSTEM,
         timeout_s: float = 60.0,
         name: str | None = None,
-        transport: httpx.AsyncBaseTransport | None = None,
+        transport: httpx2.AsyncBaseTransport | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.model = model
@@ -156,7 +156,7 @@ class ChatAgent:
 
     async def _request(
         self,
-        client: httpx.AsyncClient,
+        client: httpx2.AsyncClient,
         recorder: Recorder,
         messages: list[dict[str, Any]],
         temperature: float,
@@ -245,7 +245,7 @@ class ChatAgent:
         history: list[list[dict[str, Any]]] = []
         requests = 0
         last_text: str | None = None
-        async with httpx.AsyncClient(
+        async with httpx2.AsyncClient(
             headers=self._headers(), timeout=self.timeout_s, transport=self._transport
         ) as client:
             for i in range(reasoning_turns):

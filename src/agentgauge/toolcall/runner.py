@@ -11,7 +11,7 @@ Two backends go through the same loop (concurrency limit, per-request deadline, 
 exponential backoff and seeded jitter, ``Retry-After``, per-sample error recording):
 
 * :class:`HttpChatBackend` — any OpenAI-compatible ``/v1/chat/completions`` endpoint (vLLM,
-  Ollama, llama.cpp server, OpenAI) on ``httpx.AsyncClient``;
+  Ollama, llama.cpp server, OpenAI) on ``httpx2.AsyncClient``;
 * :class:`CallableBackend` — a Python callable ``(messages, tools) -> response``, sync or async.
 
 The API key is read from an environment variable when the backend is built and only ever put
@@ -37,7 +37,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Protocol
 
-import httpx
+import httpx2
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, SecretStr
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -390,9 +390,9 @@ class HttpChatBackend:
         headers = {"Content-Type": "application/json"}
         if self._secret is not None:
             headers["Authorization"] = f"Bearer {self._secret.get_secret_value()}"
-        limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
-        # The runner enforces each attempt's deadline; httpx waits as long as it is allowed to.
-        self._client = httpx.AsyncClient(headers=headers, timeout=None, limits=limits)
+        limits = httpx2.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+        # The runner enforces each attempt's deadline; httpx2 waits as long as it is allowed to.
+        self._client = httpx2.AsyncClient(headers=headers, timeout=None, limits=limits)
 
     def __repr__(self) -> str:
         return f"HttpChatBackend(url={self.url!r}, model={self.config.model!r})"
@@ -454,7 +454,7 @@ class HttpChatBackend:
                 fn["name"] = renamed.get(fn["name"], fn["name"])
         try:
             response = await self._client.post(self.url, json=self._body(messages, tools))
-        except httpx.TransportError as exc:
+        except httpx2.TransportError as exc:
             raise TransientError(self.redact(f"{type(exc).__name__}: {exc}")) from None
         if response.status_code in _RETRYABLE_STATUS or response.status_code >= 500:
             raise TransientError(
@@ -475,7 +475,7 @@ class HttpChatBackend:
             _restore_names(completion.result, {wire: name for name, wire in renamed.items()})
         return completion
 
-    def _excerpt(self, response: httpx.Response) -> str:
+    def _excerpt(self, response: httpx2.Response) -> str:
         text = response.text.strip().replace("\n", " ")
         if len(text) > _BODY_EXCERPT:
             text = text[:_BODY_EXCERPT] + "..."

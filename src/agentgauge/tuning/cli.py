@@ -30,7 +30,7 @@ TasksOption = Annotated[
 ]
 SpaceOption = Annotated[
     Path | None,
-    typer.Option("--space", help="TOML file with [params.NAME] tables (extra parameters)."),
+    typer.Option("--space", help="TOML file with \\[params.NAME] tables (extra parameters)."),
 ]
 ParamsOption = Annotated[
     str | None, typer.Option("--params", help="Parameters as k=v,k2=v2 (defaults for the rest).")
