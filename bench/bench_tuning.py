@@ -108,9 +108,7 @@ def main() -> None:
                 f"{int(first) if np.isfinite(first) else 'never'} | "
                 f"{np.mean(seconds):.1f} |"
             )
-    print(
-        "\n'first episode ≥ 95%' uses the in-tuning level of the best so far."
-    )
+    print("\n'first episode ≥ 95%' uses the in-tuning level of the best so far.")
 
 
 if __name__ == "__main__":
