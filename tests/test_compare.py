@@ -86,3 +86,31 @@ def test_compare_and_passk_on_stored_runs(tmp_path: Path) -> None:
     assert worse.exit_code == 1
     pk = CliRunner().invoke(app, ["passk", a, "--k", "1,2", "--threshold", "0.5", "--db", str(db)])
     assert pk.exit_code == 0 and "pass@k" in pk.output
+
+
+@metric("cmp_overhead", higher_is_better=False)
+def _overhead(trace: Trace) -> MetricResult:
+    return MetricResult(value=float(trace.output))  # type: ignore[arg-type]
+
+
+def test_lower_is_better_metric_is_oriented_in_composite_and_verdict(tmp_path: Path) -> None:
+    from agentgauge.store import Store
+
+    suite = Suite(
+        name="cmp-low",
+        metrics=["cmp_quality", "cmp_overhead"],
+        weights={"cmp_quality": 0.5, "cmp_overhead": 0.5},
+    )
+    assert suite.lower_is_better == {"cmp_overhead"}
+
+    def traces(value: float) -> list[Trace]:
+        return [Trace(id=f"t{i}", task=Task(id=f"t{i}"), output=value + i / 100) for i in range(12)]
+
+    with Store(tmp_path / "low.db") as store:
+        a = evaluate(traces(0.6), suite, store=store, jobs=1, progress=False)
+        b = evaluate(traces(0.2), suite, store=store, jobs=1, progress=False)
+        # a sample with value v scores 0.5·v + 0.5·(1 − v) = 0.5 whatever v is
+        assert store.composites(a) == pytest.approx([0.5] * 12)
+        result = compare_runs(store, a, b)["metrics"]
+    assert result["cmp_overhead"]["verdict"] == "B better"  # lower overhead
+    assert result["cmp_quality"]["verdict"] == "B worse"

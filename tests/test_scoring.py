@@ -48,3 +48,13 @@ def test_thresholds_must_be_ordered() -> None:
     with pytest.raises(ValueError, match="accept"):
         Thresholds(accept=0.5, weak_accept=0.6)
     assert recommendation(0.7, Thresholds(accept=0.7)) == ("accept", 1.0)
+
+
+def test_lower_is_better_metric_enters_as_its_complement() -> None:
+    # overhead 0.2 (good) and time 0.6: (0.5·(1 − 0.2) + 0.5·0.6) / 1 = 0.7
+    c = composite(
+        {"communication_overhead": 0.2, "time_taken": 0.6},
+        {"communication_overhead": 0.5, "time_taken": 0.5},
+        lower_is_better={"communication_overhead"},
+    )
+    assert c.value == pytest.approx(0.7)

@@ -31,6 +31,13 @@ def tuning_test_closeness(trace: Trace, *, target: float = 0.3) -> MetricResult:
     return MetricResult(value=max(0.0, 1.0 - abs(x - target)))
 
 
+@metric("tuning_test_distance", higher_is_better=False)
+def tuning_test_distance(trace: Trace) -> MetricResult:
+    """|x − 0.3| for the output x of the test agent: lower is better."""
+    assert isinstance(trace.output, float)
+    return MetricResult(value=abs(trace.output - 0.3))
+
+
 class EchoAgent:
     """Outputs its parameter x (plus nothing else): the objective is 1 − |x − 0.3|."""
 
@@ -83,6 +90,22 @@ def test_score_cache_gives_the_same_result() -> None:
         b = cached.evaluate(params, seeds=[3])
         assert a.objective == b.objective and a.metric_means == b.metric_means
         assert [s.trace_id for s in a.samples] == [s.trace_id for s in b.samples]
+
+
+def test_a_lower_is_better_objective_is_maximised_as_its_complement() -> None:
+    suite = Suite(name="distance", metrics=["tuning_test_distance"])
+    space = ParameterSpace(params=[ParamSpec(name="x", low=0.0, high=1.0, default=0.9)])
+    objective = Objective(
+        EchoAgent(), [Task(id="only")], suite, space, metric="tuning_test_distance"
+    )
+    assert objective.label == "1 − tuning_test_distance"
+    result = objective.evaluate({"x": 0.8})
+    assert result.metric_means["tuning_test_distance"] == pytest.approx(0.5)
+    assert result.objective == pytest.approx(0.5)
+    assert objective.evaluate({"x": 0.4}).objective == pytest.approx(0.9)
+    start = space.to_unit(space.defaults())
+    best = run_tuning(objective, RandomSearch(start, seed=0), episodes=20, seed=0).best
+    assert best is not None and abs(float(best.params["x"]) - 0.3) < 0.15
 
 
 @pytest.mark.parametrize("strategy", ["rl", "bayes", "random"])

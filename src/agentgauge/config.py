@@ -32,6 +32,7 @@ from agentgauge.metrics.base import (
     UnknownMetricError,
     create_metric,
     get_metric_info,
+    lower_is_better,
 )
 from agentgauge.metrics.judge import JUDGE_METRICS
 from agentgauge.review.judge_client import JudgeSettings
@@ -93,6 +94,11 @@ class Suite(BaseModel):
                     f"{origin}: options.{key}: unknown option {unknown[0]!r}; "
                     f"its options: {', '.join(sorted(info.options)) or 'none'}"
                 )
+
+    @property
+    def lower_is_better(self) -> frozenset[str]:
+        """The suite's metrics where lower is better (they enter the composite as 1 − value)."""
+        return lower_is_better(self.metrics)
 
     def build_metrics(self) -> list[Metric]:
         """Instantiate the suite's metrics with their options."""

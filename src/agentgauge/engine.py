@@ -121,8 +121,9 @@ def score_traces(
                 sample.values[m.name] = result.value
                 sample.details[m.name] = result.details
                 sample.reasons[m.name] = result.reason
+    flipped = suite.lower_is_better
     for sample in samples:
-        comp = composite(sample.values, suite.weights)
+        comp = composite(sample.values, suite.weights, lower_is_better=flipped)
         sample.composite = comp.value
         sample.coverage = comp.coverage
         if comp.value is not None:

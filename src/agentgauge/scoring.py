@@ -1,12 +1,13 @@
 """Composite score, recommendation and interpretation band.
 
 ``composite = Σ wᵢ·vᵢ / Σ wᵢ`` over the metrics whose value is not None (weights renormalised
-over what was measured); ``coverage`` is the share of the total weight that was available.
+over what was measured); ``coverage`` is the share of the total weight that was available. A
+lower-is-better metric (``communication_overhead``) enters as ``vᵢ = 1 − value``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -52,12 +53,18 @@ class Composite:
     missing: tuple[str, ...]
 
 
-def composite(values: Mapping[str, float | None], weights: Mapping[str, float]) -> Composite:
+def composite(
+    values: Mapping[str, float | None],
+    weights: Mapping[str, float],
+    *,
+    lower_is_better: Collection[str] = (),
+) -> Composite:
     """Renormalised weighted mean of ``values``.
 
     Args:
         values: metric name -> value in [0, 1], or None when not measured.
         weights: metric name -> non-negative weight; metrics without a weight count 0.
+        lower_is_better: metrics that enter as ``1 − value``.
 
     Returns:
         The composite (None when no weighted metric was measured), the coverage
@@ -74,7 +81,7 @@ def composite(values: Mapping[str, float | None], weights: Mapping[str, float]) 
         if v is None:
             missing.append(name)
             continue
-        num += w * v
+        num += w * (1.0 - v if name in lower_is_better else v)
         den += w
     if den == 0.0:
         return Composite(None, 0.0, tuple(missing))

@@ -16,7 +16,7 @@ Example::
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from typing import Any, Protocol, cast, runtime_checkable
@@ -34,6 +34,7 @@ __all__ = [
     "create_metric",
     "get_metric_info",
     "list_metrics",
+    "lower_is_better",
     "load_plugins",
     "metric",
     "score_many",
@@ -153,7 +154,9 @@ def metric(
     Args:
         name: registry key, also the key of the metric's weight in a suite.
         description: one line shown by ``agentgauge metrics``.
-        higher_is_better: False for metrics where lower is better (reported, never inverted).
+        higher_is_better: False for metrics where lower is better. The value is reported as
+            it is; a composite, a tuning objective and a comparison verdict read it as
+            ``1 − value`` (see :func:`lower_is_better`).
     """
 
     def register(obj: Any) -> Any:
@@ -221,6 +224,16 @@ def get_metric_info(name: str) -> MetricInfo:
     except KeyError:
         known = ", ".join(sorted(_REGISTRY))
         raise UnknownMetricError(f"unknown metric {name!r}; known metrics: {known}") from None
+
+
+def lower_is_better(names: Iterable[str]) -> frozenset[str]:
+    """The metrics among ``names`` registered with ``higher_is_better=False``.
+
+    Args:
+        names: metric names; names the registry does not know count as higher-is-better.
+    """
+    load_plugins()
+    return frozenset(n for n in names if n in _REGISTRY and not _REGISTRY[n].higher_is_better)
 
 
 def create_metric(name: str, options: dict[str, Any] | None = None) -> Metric:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any, Literal
 
+from agentgauge.metrics.base import lower_is_better
 from agentgauge.stats import paired_comparison, pass_at_k, pass_hat_k
 from agentgauge.store import Store
 
@@ -41,7 +42,8 @@ def compare_runs(
         run_a: the baseline run.
         run_b: the candidate run.
         by: pair samples by ``task`` id (repeats averaged) or by trace ``id``.
-        alpha: significance level of the verdicts.
+        alpha: significance level of the verdicts. For a lower-is-better metric
+            (``communication_overhead``) a significant decrease is "B better".
 
     Returns:
         ``{"run_a", "run_b", "by", "metrics": {METRIC: {n, mean_a, mean_b, diff, ci_low,
@@ -51,6 +53,7 @@ def compare_runs(
     ga, gb = _grouped(store, a_id, by), _grouped(store, b_id, by)
     shared = sorted(set(ga) & set(gb))
     names = list(dict.fromkeys([*store.metric_names(a_id), *store.metric_names(b_id)]))
+    flipped = lower_is_better(names)
     metrics: dict[str, Any] = {}
     for name in [*names, "composite"]:
         pairs = [
@@ -63,7 +66,8 @@ def compare_runs(
         result = paired_comparison([p[0] for p in pairs], [p[1] for p in pairs])
         verdict = "no significant difference"
         if result.p_value is not None and result.p_value < alpha:
-            verdict = "B better" if result.diff > 0 else "B worse"
+            improved = result.diff < 0 if name in flipped else result.diff > 0
+            verdict = "B better" if improved else "B worse"
         metrics[name] = {**result.as_dict(), "verdict": verdict}
     return {
         "run_a": a_id,

@@ -69,7 +69,8 @@ class Objective:
         tasks: every task; a tuner may evaluate a subset per episode.
         suite: the metrics and weights.
         space: the parameter space (validates and rounds the values).
-        metric: optimise this metric's mean instead of the composite.
+        metric: optimise this metric's mean instead of the composite (``1 − mean`` for a
+            lower-is-better metric, so that the tuners always maximise).
         jobs: concurrent runs of the agent.
         cache_scores: reuse the scores of a trace already seen (same task, steps and output);
             metrics are pure, so this only saves time on deterministic agents.
@@ -107,7 +108,9 @@ class Objective:
     @property
     def label(self) -> str:
         """What is optimised: ``composite(<suite>)`` or the metric's name."""
-        return self.metric or f"composite({self.suite.name})"
+        if self.metric is None:
+            return f"composite({self.suite.name})"
+        return f"1 − {self.metric}" if self.metric in self.suite.lower_is_better else self.metric
 
     def _score(self, traces: Sequence[Trace]) -> list[SampleScore]:
         if self._cache is None:
@@ -146,6 +149,8 @@ class Objective:
         means = {m: _mean(s.values.get(m) for s in samples) for m in self.suite.metrics}
         if self.metric is not None:
             level = means[self.metric]
+            if level is not None and self.metric in self.suite.lower_is_better:
+                level = 1.0 - level
         else:
             level = _mean(s.composite for s in samples)
         return Evaluation(
