@@ -120,15 +120,17 @@ def test_tool_selection_against_optimal_tools_by_agent() -> None:
     assert [c["correct"] for c in result.details["calls"]] == [True, True, False, True, False]
 
 
-def test_tool_selection_context_from_content_first_and_unjudged_calls() -> None:
+def test_tool_selection_context_from_content_first_and_unlisted_calls() -> None:
     # Step 1's content 'find related work' is a key: expected 'lookup', got search ✗.
     # The analyst is the only other known context: analyze ✓. The three other calls
-    # (researcher's 2nd search and fetch, manager's save) have no known context → 1/2.
+    # (researcher's 2nd search and fetch, manager's save) have no listed context, so no
+    # optimal tool: not correct selections → 1 of 5 calls.
     optimal = {"find related work": "lookup", "analyst": "analyze"}
     result = _score("tool_selection_accuracy", _trace(TEAM_STEPS, optimal_tools=optimal))
-    assert result.value == pytest.approx(1 / 2)
-    assert result.details["judged"] == 2
-    assert [u["step"] for u in result.details["unjudged"]] == [3, 4, 10]
+    assert result.value == pytest.approx(1 / 5)
+    assert result.details["judged"] == 5 and result.details["unlisted_context"] == 3
+    unlisted = [c["step"] for c in result.details["calls"] if c["context"] is None]
+    assert unlisted == [3, 4, 10]
 
 
 def test_tool_selection_against_a_reference_trajectory() -> None:
@@ -145,8 +147,12 @@ def test_tool_selection_without_references_is_missing() -> None:
     result = _score("tool_selection_accuracy", _trace(TEAM_STEPS))
     assert result.value is None
     assert "optimal_tools" in (result.reason or "")
+    # a mapping that lists none of the calls' contexts: no call is a correct selection
     nothing_known = _trace(TEAM_STEPS, optimal_tools={"nobody": "x"})
-    assert _score("tool_selection_accuracy", nothing_known).value is None
+    assert _score("tool_selection_accuracy", nothing_known).value == 0.0
+    # no call at all: 0.0 when the mapping expects tools (the spec), 1.0 when it expects none
+    assert _score("tool_selection_accuracy", _trace([], optimal_tools={"a": "x"})).value == 0.0
+    assert _score("tool_selection_accuracy", _trace([], optimal_tools={})).value == 1.0
 
 
 # --- communication_overhead -------------------------------------------------------------------
@@ -282,3 +288,46 @@ def test_coordination_quality() -> None:
     assert "no agent performed a step" in (empty.reason or "")
     with pytest.raises(MetricOptionError):
         create_metric("coordination_quality", {"overhead_weight": -1})
+
+
+# --- the environment is not an agent ------------------------------------------------------------
+
+
+def test_a_single_agent_answering_a_user_is_a_single_agent() -> None:
+    # The user asks (a typed message), the agent works and answers: one agent, no team.
+    steps = [
+        _msg(0, "user", "assistant", "task_request"),
+        _step(1, "tool_call", "assistant", tool="search"),
+        _step(2, "tool_result", "tool", result="hits"),
+        _msg(3, "assistant", "user", "result_delivery"),
+    ]
+    trace = _trace(steps)
+    balance = _score("task_distribution_balance", trace)
+    assert balance.value == 1.0 and balance.details["steps"] == {"assistant": 2}
+    centrality = _score("coordination_centrality", trace)
+    assert centrality.value is None and centrality.details["agents"] == ["assistant"]
+    # only the agent's own message counts: result_delivery → 0/1
+    overhead = _score("communication_overhead", trace)
+    assert overhead.value == 0.0 and overhead.details["messages"] == 1
+    # 0.5·(1 − 0) + 0.5·1
+    assert _score("coordination_quality", trace).value == 1.0
+    # with no environment declared, the user counts as a second agent (steps 1 vs 2):
+    # mean 1.5, sample stdev √0.5 → 1 − √0.5/1.5
+    plain = _score("task_distribution_balance", trace, environment_agents=[])
+    assert plain.value == pytest.approx(1 - math.sqrt(0.5) / 1.5)
+    with pytest.raises(MetricOptionError):
+        create_metric("task_distribution_balance", {"environment_agents": "user"})
+
+
+def test_the_user_is_not_a_node_of_the_team_graph() -> None:
+    # The manager star of TEAM_STEPS plus a user who briefs the manager and is answered:
+    # the star's figures are unchanged (manager 1.0, the others 7/18).
+    steps = [
+        _msg(0, "user", "manager", "task_request"),
+        *[s.model_copy(update={"index": s.index + 1}) for s in TEAM_STEPS],
+        _msg(13, "manager", "User", "result_delivery"),
+    ]
+    result = _score("coordination_centrality", _trace(steps))
+    assert sorted(result.details["agents"]) == ["analyst", "manager", "researcher"]
+    assert result.details["agents"]["manager"]["centrality"] == pytest.approx(1.0)
+    assert result.details["agents"]["analyst"]["centrality"] == pytest.approx(7 / 18)

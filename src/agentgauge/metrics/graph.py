@@ -9,6 +9,12 @@ Two graphs are built from the trace's steps, in step order:
   ``Step.agent``, and the ``recipient`` of every message) and whose edges join the sender and
   the recipient of every message.
 
+Only what the agents produced is measured (the DESIGN ruling): steps of the environment — an
+``agent`` in ``environment_agents``, by default "user", "environment", "system" and "tool",
+as in the behaviour metrics — are not an agent's work, are not nodes of the interaction graph,
+and their messages are not the team's communication. A single agent answering a user is a
+single agent.
+
 A **message** is a step that carries a ``message_type`` or whose kind is ``message`` or
 ``handoff``; a ``handoff`` step without a ``message_type`` counts as a ``handoff`` message.
 A **coordination message** has type ``coordination``, ``status_update`` or ``handoff`` (the
@@ -24,7 +30,7 @@ composite inputs of the ``review`` suite built from these metrics.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from itertools import pairwise
 from typing import Literal
 
@@ -32,6 +38,7 @@ import networkx as nx
 import numpy as np
 
 from agentgauge.metrics.base import MetricResult, metric
+from agentgauge.metrics.behavior import DEFAULT_ENVIRONMENT_AGENTS
 from agentgauge.model import MessageType, Step, StepKind, Trace
 
 __all__ = [
@@ -71,6 +78,16 @@ def _is_message(step: Step) -> bool:
     return step.message_type is not None or step.kind in (StepKind.message, StepKind.handoff)
 
 
+def _environment(names: Collection[str]) -> frozenset[str]:
+    if isinstance(names, str):
+        raise ValueError(f"environment_agents: expected a list of names, got {names!r}")
+    return frozenset(str(n).lower() for n in names)
+
+
+def _is_environment(agent: str | None, environment: frozenset[str]) -> bool:
+    return agent is not None and agent.lower() in environment
+
+
 def tool_graph(trace: Trace) -> nx.DiGraph:
     """The directed graph of tool-to-tool transitions in the trace's call order.
 
@@ -91,22 +108,32 @@ def tool_graph(trace: Trace) -> nx.DiGraph:
     return graph
 
 
-def interaction_graph(trace: Trace) -> nx.Graph:
+def interaction_graph(
+    trace: Trace, environment_agents: Collection[str] = DEFAULT_ENVIRONMENT_AGENTS
+) -> nx.Graph:
     """The undirected graph of who exchanged messages with whom.
 
     Args:
         trace: the trace whose steps are read.
+        environment_agents: names (any case) that are the environment, not agents.
 
     Returns:
         Nodes are every named agent of the trace (senders of any step, recipients of
-        messages); an edge (attribute ``messages``: how many) joins the two ends of every
-        message between two different named agents.
+        messages) except the environment; an edge (attribute ``messages``: how many) joins the
+        two ends of every message between two different named agents.
     """
+    environment = _environment(environment_agents)
     graph = nx.Graph()
     for step in trace.steps:
+        if _is_environment(step.agent, environment):
+            continue
         if step.agent is not None:
             graph.add_node(step.agent)
-        if not _is_message(step) or step.recipient is None:
+        if (
+            not _is_message(step)
+            or step.recipient is None
+            or _is_environment(step.recipient, environment)
+        ):
             continue
         graph.add_node(step.recipient)
         if step.agent is None or step.agent == step.recipient:
@@ -192,51 +219,52 @@ def _call_context(step: Step, optimal_tools: dict[str, str]) -> str | None:
 def tool_selection_accuracy(trace: Trace) -> MetricResult:
     """Correct tool selections over tool selections made.
 
+    ``value = correct selections / tool calls`` (the spec's formula, over every call made).
     With ``Task.optimal_tools`` (context → optimal tool), a call's context is its step's
     ``content`` when that is a key of the mapping, else its step's ``agent``; the call is
-    correct when its tool is the context's optimal tool, and calls whose context is not in the
-    mapping are not judged (listed in ``details``). Otherwise, with
-    ``Task.reference_trajectory``, the calls are matched as multisets:
-    ``correct = Σ_tool min(actual count, reference count)``, so redundant or foreign calls count
-    as wrong selections. ``value = correct / judged calls``; ``0.0`` when the reference expects
-    calls and none was made, ``1.0`` when it expects none and none was made.
+    correct when its tool is the context's optimal tool, and a call whose context the mapping
+    does not list has no optimal tool, so it is not a correct selection (``context: None`` in
+    ``details["calls"]``). Otherwise, with ``Task.reference_trajectory``, the calls are matched
+    as multisets: ``correct = Σ_tool min(actual count, reference count)``, so redundant or
+    foreign calls count as wrong selections. No call made: ``0.0`` when the reference expects
+    calls (as the spec returns 0.0 for no calls), ``1.0`` when it expects none.
 
     Args:
         trace: the trace to score. ``None`` without ``optimal_tools`` or
-            ``reference_trajectory``, or when no call has a known context.
+            ``reference_trajectory``.
     """
     steps = _tool_steps(trace)
     optimal = trace.task.optimal_tools
     if optimal is not None:
-        judged = []
-        unjudged = []
+        if not steps:
+            return MetricResult(
+                value=0.0 if optimal else 1.0,
+                details={"mode": "optimal_tools", "correct": 0, "judged": 0, "calls": []},
+                reason="no tool call made",
+            )
+        calls = []
         for step in steps:
             assert step.tool_call is not None
             context = _call_context(step, optimal)
-            entry = {"step": step.index, "tool": step.tool_call.name}
-            if context is None:
-                unjudged.append(entry)
-            else:
-                expected = optimal[context]
-                correct_call = step.tool_call.name == expected
-                judged.append(
-                    {**entry, "context": context, "expected": expected, "correct": correct_call}
-                )
-        if not judged:
-            return MetricResult.missing(
-                "no tool call has a context listed in the task's optimal_tools",
-                mode="optimal_tools",
-                unjudged=unjudged,
+            expected = optimal[context] if context is not None else None
+            calls.append(
+                {
+                    "step": step.index,
+                    "tool": step.tool_call.name,
+                    "context": context,
+                    "expected": expected,
+                    "correct": step.tool_call.name == expected,
+                }
             )
-        correct = sum(1 for j in judged if j["correct"])
+        correct = sum(1 for c in calls if c["correct"])
         return MetricResult(
-            value=correct / len(judged),
+            value=correct / len(calls),
             details={
                 "mode": "optimal_tools",
                 "correct": correct,
-                "judged": len(judged),
-                "calls": judged,
-                "unjudged": unjudged,
+                "judged": len(calls),
+                "unlisted_context": sum(1 for c in calls if c["context"] is None),
+                "calls": calls,
             },
         )
     reference = trace.task.reference_trajectory
@@ -270,18 +298,24 @@ def tool_selection_accuracy(trace: Trace) -> MetricResult:
     description="coordination messages / classified messages (lower is better)",
     higher_is_better=False,
 )
-def communication_overhead(trace: Trace) -> MetricResult:
-    """Coordination messages over all typed messages; lower is better.
+def communication_overhead(
+    trace: Trace, *, environment_agents: Sequence[str] = DEFAULT_ENVIRONMENT_AGENTS
+) -> MetricResult:
+    """Coordination messages over all typed messages the agents sent; lower is better.
 
     ``value = #coordination / #typed`` where coordination types are ``coordination``,
     ``status_update`` and ``handoff`` (a ``handoff`` step without a type counts as one).
     Messages without a type cannot be classified: they are counted in ``details`` and left out
-    of both numerator and denominator.
+    of both numerator and denominator. Messages sent by the environment are not counted.
 
     Args:
         trace: the trace to score. ``None`` when it has no typed message.
+        environment_agents: senders (any case) that are the environment, not agents.
     """
-    messages = [s for s in trace.steps if _is_message(s)]
+    environment = _environment(environment_agents)
+    messages = [
+        s for s in trace.steps if _is_message(s) and not _is_environment(s.agent, environment)
+    ]
     types = [_message_type(s) for s in messages]
     typed = [t for t in types if t is not None]
     unclassified = len(types) - len(typed)
@@ -314,18 +348,25 @@ class CoordinationCentrality:
 
     Args:
         aggregate: ``"max"`` or ``"mean"``.
+        environment_agents: names (any case) that are the environment, not agents.
     """
 
     name = "coordination_centrality"
 
-    def __init__(self, *, aggregate: Literal["max", "mean"] = "max") -> None:
+    def __init__(
+        self,
+        *,
+        aggregate: Literal["max", "mean"] = "max",
+        environment_agents: Sequence[str] = DEFAULT_ENVIRONMENT_AGENTS,
+    ) -> None:
         if aggregate not in ("max", "mean"):
             raise ValueError(f"aggregate must be 'max' or 'mean', not {aggregate!r}")
         self.aggregate = aggregate
+        self.environment_agents = _environment(environment_agents)
 
     def score(self, trace: Trace) -> MetricResult:
         """Score one trace; ``None`` when no two agents exchanged a message."""
-        graph = interaction_graph(trace)
+        graph = interaction_graph(trace, self.environment_agents)
         if graph.number_of_edges() == 0:
             return MetricResult.missing(
                 "no message between two named agents", agents=sorted(graph.nodes)
@@ -354,21 +395,25 @@ class CoordinationCentrality:
 class TaskDistributionBalance:
     """``max(0, 1 − stdev / mean)`` of the number of steps each agent performed.
 
-    An agent's steps are the steps whose ``agent`` it is, tool results excepted (they are the
-    environment's reply); steps without an agent belong to ``Trace.agent`` (or to one unnamed
-    agent). The standard deviation is the sample one (``ddof=1``, as the spec's
-    ``statistics.stdev``). A single agent scores 1.0.
+    An agent's steps are the steps whose ``agent`` it is, tool results and the environment's
+    steps excepted (they are the environment's reply or request); steps without an agent belong
+    to ``Trace.agent`` (or to one unnamed agent). The standard deviation is the sample one
+    (``ddof=1``, as the spec's ``statistics.stdev``). A single agent scores 1.0.
 
     Args:
         ddof: delta degrees of freedom of the standard deviation (1 sample, 0 population).
+        environment_agents: names (any case) that are the environment, not agents.
     """
 
     name = "task_distribution_balance"
 
-    def __init__(self, *, ddof: int = 1) -> None:
+    def __init__(
+        self, *, ddof: int = 1, environment_agents: Sequence[str] = DEFAULT_ENVIRONMENT_AGENTS
+    ) -> None:
         if ddof not in (0, 1):
             raise ValueError(f"ddof must be 0 or 1, not {ddof!r}")
         self.ddof = ddof
+        self.environment_agents = _environment(environment_agents)
 
     def score(self, trace: Trace) -> MetricResult:
         """Score one trace; ``None`` when no agent performed a step."""
@@ -376,6 +421,7 @@ class TaskDistributionBalance:
             s.agent or trace.agent or _UNNAMED_AGENT
             for s in trace.steps
             if s.kind is not StepKind.tool_result
+            and not _is_environment(s.agent, self.environment_agents)
         )
         if not counts:
             return MetricResult.missing("no agent performed a step")
@@ -469,6 +515,7 @@ class CoordinationQuality:
         overhead_weight: weight ``w_o`` of ``1 − communication_overhead``.
         balance_weight: weight ``w_b`` of ``task_distribution_balance`` (sample stdev).
         centrality_weight: weight ``w_c`` of ``coordination_centrality`` (max over agents).
+        environment_agents: names (any case) that are the environment, not agents.
     """
 
     name = "coordination_quality"
@@ -479,6 +526,7 @@ class CoordinationQuality:
         overhead_weight: float = 0.5,
         balance_weight: float = 0.5,
         centrality_weight: float = 0.0,
+        environment_agents: Sequence[str] = DEFAULT_ENVIRONMENT_AGENTS,
     ) -> None:
         _check_weights(
             overhead_weight=overhead_weight,
@@ -488,13 +536,17 @@ class CoordinationQuality:
         self.overhead_weight = overhead_weight
         self.balance_weight = balance_weight
         self.centrality_weight = centrality_weight
-        self._balance = TaskDistributionBalance()
-        self._centrality = CoordinationCentrality()
+        self.environment_agents = tuple(_environment(environment_agents))
+        self._balance = TaskDistributionBalance(environment_agents=self.environment_agents)
+        self._centrality = CoordinationCentrality(environment_agents=self.environment_agents)
 
     def score(self, trace: Trace) -> MetricResult:
         """Score one trace; ``None`` when no part can be measured."""
         parts = {
-            "communication_overhead": (self.overhead_weight, communication_overhead(trace)),
+            "communication_overhead": (
+                self.overhead_weight,
+                communication_overhead(trace, environment_agents=self.environment_agents),
+            ),
             "task_distribution_balance": (self.balance_weight, self._balance.score(trace)),
         }
         if self.centrality_weight > 0:
