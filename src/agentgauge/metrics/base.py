@@ -34,8 +34,8 @@ __all__ = [
     "create_metric",
     "get_metric_info",
     "list_metrics",
-    "lower_is_better",
     "load_plugins",
+    "lower_is_better",
     "metric",
     "score_many",
 ]
