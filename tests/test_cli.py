@@ -137,6 +137,8 @@ def test_fail_under_and_usage_errors(tmp_path: Path) -> None:
     assert res.exit_code == 2 and "nosuch" in res.output
     res = runner.invoke(app, ["evaluate", str(tmp_path / "missing.jsonl"), "--db", db])
     assert res.exit_code == 2
+    res = runner.invoke(app, ["evaluate", "--db", db])
+    assert res.exit_code == 2 and "at least one trace file" in res.output
     listed = runner.invoke(app, ["runs", "--db", db])
     assert listed.exit_code == 0 and listed.output.count("completed") == 2
     run_id = json.loads(
@@ -218,7 +220,6 @@ def test_sigkill_then_resume_scores_every_sample_exactly_once(tmp_path: Path) ->
             "-m",
             "agentgauge",
             "evaluate",
-            str(data),
             "--db",
             str(db),
             "--resume",

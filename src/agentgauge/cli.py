@@ -29,7 +29,12 @@ register_tuning_commands(app)
 
 @app.command()
 def evaluate(
-    paths: Annotated[list[Path], typer.Argument(help="JSONL trace files (.jsonl or .jsonl.gz).")],
+    paths: Annotated[
+        list[Path] | None,
+        typer.Argument(
+            help="JSONL trace files (.jsonl or .jsonl.gz); with --resume, the run's own files."
+        ),
+    ] = None,
     suite: Annotated[
         str, typer.Option(help="Built-in suite name or suite TOML file.")
     ] = "behavior",
@@ -64,6 +69,9 @@ def evaluate(
         raise usage_error(f"--executor must be 'local' or 'ray', not {executor!r}")
     if trace_format not in IMPORTERS:
         raise usage_error(f"--format must be one of {', '.join(IMPORTERS)}, not {trace_format!r}")
+    paths = paths or []
+    if not paths and not resume:
+        raise usage_error("give at least one trace file (or --resume RUN_ID)")
     missing = [p for p in paths if not p.is_file()]
     if missing:
         raise usage_error(f"no such file: {missing[0]}")
@@ -74,6 +82,9 @@ def evaluate(
                 chosen = Suite.model_validate(run.config["suite"])
                 sources = [Path(s) for s in run.sources] or paths
                 trace_format = run.config.get("format", "native")
+                gone = [p for p in sources if not p.is_file()]
+                if gone:
+                    raise usage_error(f"no such file: {gone[0]} (a source of run {run.id})")
             else:
                 chosen = load_suite(suite)
                 sources = paths
