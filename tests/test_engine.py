@@ -10,7 +10,7 @@ from agentgauge.engine import evaluate, iter_sources, score_traces
 from agentgauge.metrics.base import MetricResult, metric
 from agentgauge.model import Step, Task, Trace
 from agentgauge.report.export import result_document
-from agentgauge.store import Store
+from agentgauge.store import Store, redact_secrets
 
 CALLS: list[str] = []
 
@@ -181,6 +181,31 @@ def test_in_memory_traces_and_secret_redaction(tmp_path: Path) -> None:
     assert run.config["judge"] == {"api_key": "***", "api_key_env": "KEY"}
     assert b"sk-secret" not in raw
     assert [s["id"] for s in doc["samples"]] == ["m0", "m1", "m2"]
+
+
+def test_redaction_keeps_counts_and_hides_url_credentials() -> None:
+    config = {
+        "judge": {
+            "access_token": "tok-1",
+            "Authorization": "Bearer x",
+            "client_secret": "s",
+            "max_tokens": 512,
+            "input_tokens": 10,
+            "tokenizer": "bert",
+            "base_url": "https://alice:pa55@llm.example/v1",
+            "endpoints": ["http://bob:pw@host:8000/v1", "http://host/v1?q=a@b"],
+        }
+    }
+    assert redact_secrets(config)["judge"] == {
+        "access_token": "***",
+        "Authorization": "***",
+        "client_secret": "***",
+        "max_tokens": 512,
+        "input_tokens": 10,
+        "tokenizer": "bert",
+        "base_url": "https://***@llm.example/v1",
+        "endpoints": ["http://***@host:8000/v1", "http://host/v1?q=a@b"],
+    }
 
 
 def test_ray_executor_gives_the_local_results(tmp_path: Path) -> None:

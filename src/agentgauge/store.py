@@ -106,8 +106,12 @@ _MIGRATIONS: dict[int, str] = {
     + ";",
 }
 
-_SECRET_KEY = re.compile(r"(api[_-]?key|secret|token|password|authorization)", re.IGNORECASE)
+# "token" but not "max_tokens" / "input_tokens" (counts) nor "tokenizer".
+_SECRET_KEY = re.compile(
+    r"(api[_-]?key|secret|token(?![a-z])|password|authorization)", re.IGNORECASE
+)
 _ENV_NAME_KEY = re.compile(r"_env$|_env_var$", re.IGNORECASE)
+_URL_CREDENTIALS = re.compile(r"(?<=://)[^/@\s]+@")
 
 
 class StoreError(RuntimeError):
@@ -118,7 +122,7 @@ def redact_secrets(value: Any) -> Any:
     """A copy of ``value`` with the values of secret-looking keys replaced by ``"***"``.
 
     Keys naming an environment variable (``api_key_env``) are kept: they hold a name, not
-    the secret.
+    the secret. Credentials inside a URL (``https://user:pass@host``) become ``***@``.
     """
     if isinstance(value, dict):
         return {
@@ -131,6 +135,8 @@ def redact_secrets(value: Any) -> Any:
         }
     if isinstance(value, list):
         return [redact_secrets(v) for v in value]
+    if isinstance(value, str):
+        return _URL_CREDENTIALS.sub("***@", value)
     return value
 
 
