@@ -238,6 +238,14 @@ def _batches(
         yield batch
 
 
+def _judge_cache_in_store(suite: Suite, store: Store) -> Suite:
+    """The suite with its judge cache in the results store's file, unless it names its own."""
+    judge = suite.judge
+    if judge is None or "cache_path" in judge.model_fields_set or store.path == ":memory:":
+        return suite
+    return suite.model_copy(update={"judge": judge.model_copy(update={"cache_path": store.path})})
+
+
 def evaluate(
     items: Iterable[Item],
     suite: Suite,
@@ -278,6 +286,7 @@ def evaluate(
     Returns:
         The run id.
     """
+    suite = _judge_cache_in_store(suite, store)
     if resume:
         if run_id is None:
             raise ValueError("resume needs the run_id of the run to continue")
