@@ -95,8 +95,13 @@ def test_evaluate_good_and_bad_lines_json_csv_html(tmp_path: Path) -> None:
     agg = doc["aggregate"]
     assert agg["cli_steps"]["n"] == 10
     assert abs(agg["composite"]["mean"] - sum(expected) / 10) < 1e-12
+    # mean 4.25 / 10 = 0.425: weak_reject (≥ 0.4) and band poor (< 0.5)
+    assert agg["composite"]["recommendation"] == "weak_reject"
+    assert agg["composite"]["recommendation_weight"] == -0.7
+    assert agg["composite"]["band"] == "poor"
     assert len(csv_out.read_text().strip().splitlines()) == 11
     page = html.read_text()
+    assert "run verdict: <b>weak_reject</b>" in page
     assert "<script>alert(1)</script>" not in page and "<img src=x" not in page
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
     # self-contained: nothing is loaded from elsewhere

@@ -3,7 +3,8 @@
 The JSON document is the contract other tools read::
 
     {"run_id", "suite", "config", "status",
-     "aggregate": {METRIC: {"mean", "ci_low", "ci_high", "n", "n_missing"}, "composite": {...}},
+     "aggregate": {METRIC: {"mean", "ci_low", "ci_high", "n", "n_missing"},
+                   "composite": {..., "mean_coverage", "recommendation", "band"}},
      "samples": [{"id", "task_id", "metrics", "details", "reasons", "composite", "coverage",
                   "recommendation", "band", "error", "source", "line"}],
      "errors": [{"source", "line", "field", "message"}]}
@@ -17,10 +18,18 @@ import math
 from pathlib import Path
 from typing import Any
 
+from agentgauge.scoring import Thresholds, band, recommendation
 from agentgauge.stats import Summary, summarize
-from agentgauge.store import Store
+from agentgauge.store import RunInfo, Store
 
-__all__ = ["result_document", "run_aggregate", "sample_document", "write_csv", "write_json"]
+__all__ = [
+    "result_document",
+    "run_aggregate",
+    "run_verdict",
+    "sample_document",
+    "write_csv",
+    "write_json",
+]
 
 
 def run_aggregate(store: Store, run_id: str) -> dict[str, Summary]:
@@ -33,6 +42,24 @@ def run_aggregate(store: Store, run_id: str) -> dict[str, Summary]:
     out = {m: summarize(store.metric_values(run_id, m)) for m in store.metric_names(run_id)}
     out["composite"] = summarize(store.composites(run_id))
     return out
+
+
+def run_verdict(run: RunInfo, mean_composite: float | None) -> dict[str, Any]:
+    """The suite's recommendation and band applied to the run's mean composite.
+
+    Args:
+        run: the run (its suite's thresholds are read from the stored config).
+        mean_composite: the mean of the samples' composites; None gives None verdicts.
+    """
+    if mean_composite is None:
+        return {"recommendation": None, "recommendation_weight": None, "band": None}
+    thresholds = Thresholds.model_validate(run.config.get("suite", {}).get("thresholds", {}))
+    label, weight = recommendation(mean_composite, thresholds)
+    return {
+        "recommendation": label,
+        "recommendation_weight": weight,
+        "band": band(mean_composite, thresholds),
+    }
 
 
 def sample_document(row: dict[str, Any]) -> dict[str, Any]:
@@ -65,6 +92,7 @@ def result_document(store: Store, run_id: str) -> dict[str, Any]:
     coverages = [s["coverage"] for s in store.iter_samples(run.id)]
     composite = aggregate["composite"].as_dict()
     composite["mean_coverage"] = sum(coverages) / len(coverages) if coverages else None
+    composite.update(run_verdict(run, aggregate["composite"].mean))
     return {
         "run_id": run.id,
         "kind": run.kind,

@@ -11,7 +11,7 @@ from typing import Any
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 
-from agentgauge.report.export import run_aggregate
+from agentgauge.report.export import run_aggregate, run_verdict
 from agentgauge.store import Store
 
 __all__ = ["histogram_svg", "render_html", "write_html"]
@@ -103,6 +103,7 @@ def render_html(store: Store, run_id: str, *, max_samples: int = _MAX_SAMPLES) -
     return template.render(
         run=run,
         aggregate=aggregate,
+        verdict=run_verdict(run, aggregate["composite"].mean),
         weights=weights,
         plots=plots,
         samples=samples,

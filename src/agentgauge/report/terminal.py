@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
-from agentgauge.report.export import run_aggregate
+from agentgauge.report.export import run_aggregate, run_verdict
 from agentgauge.store import Store
 
 __all__ = ["print_runs", "print_summary"]
@@ -58,6 +58,13 @@ def print_summary(store: Store, run_id: str, console: Console | None = None) -> 
         str(comp.n_missing),
     )
     console.print(table)
+    verdict = run_verdict(run, comp.mean)
+    if verdict["band"] is not None:
+        console.print(
+            f"run verdict: [bold]{verdict['recommendation']}[/] "
+            f"(weight {verdict['recommendation_weight']:+.1f}) · band [bold]{verdict['band']}[/] "
+            "(the suite's thresholds applied to the mean composite)"
+        )
     coverages = [s["coverage"] for s in store.iter_samples(run.id)]
     if coverages and min(coverages) < 1.0:
         mean_cov = sum(coverages) / len(coverages)
