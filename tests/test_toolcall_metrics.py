@@ -12,6 +12,7 @@ from agentgauge.metrics.base import MetricOptionError, create_metric
 from agentgauge.metrics.toolcall import (
     DEFAULT_WEIGHTS,
     ValueAccuracy,
+    abstention,
     execution_success,
     overall,
     parameter_accuracy,
@@ -171,6 +172,22 @@ def test_sample_expecting_no_call() -> None:
     assert tool_selection(calls).value == 0.0
     assert tool_selection(calls).details["errors"] == ["spurious_call"]
     assert execution_success(calls).value == 0.0
+
+
+def test_a_malformed_call_is_not_an_abstention() -> None:
+    refusal = _trace([], "I cannot check the weather with these tools.")
+    assert abstention(refusal).value == 1.0 and tool_selection(refusal).value == 1.0
+    broken = _trace([], '<tool_call>{"name": "get_weather", "arguments": {"city": </tool_call>')
+    assert broken.metadata["parse_error"]
+    assert abstention(broken).value == 0.0 and tool_selection(broken).value == 0.0
+    assert execution_success(broken).value == 0.0
+    assert abstention(broken).details["errors"] == ["parse_error"]
+    calls = _trace([], [_call("get_weather", city="Paris")])
+    assert abstention(calls).value == 0.0
+    # abstention is measured only where no call is due
+    due = _trace(READ_CONFIG, "no call")
+    assert abstention(due).value is None and "a call is expected" in (abstention(due).reason or "")
+    assert abstention(_trace(None, "x")).value is None
 
 
 def test_no_expectation_is_not_measured() -> None:

@@ -149,6 +149,7 @@ BUILTIN_SUITES: dict[str, dict[str, Any]] = {
             "execution_success",
             "response_quality",
             "value_accuracy",
+            "abstention",
         ],
         "weights": {
             "tool_selection": 0.40,

@@ -1,5 +1,5 @@
 """Tool-calling metrics: tool_selection, parameter_accuracy, execution_success,
-response_quality, value_accuracy, and the spec's weighted ``overall``.
+response_quality, value_accuracy, abstention, and the spec's weighted ``overall``.
 
 Per sample (``tool-calling-metrics.md`` and the DESIGN rulings):
 
@@ -14,6 +14,10 @@ Per sample (``tool-calling-metrics.md`` and the DESIGN rulings):
   (``task.expected_output``, else ``task.references[0]``); None unless both exist.
 - ``value_accuracy`` (beyond the spec) = 1 iff the argument values are the expected ones, in
   mode ``bfcl`` (BFCL's AST checker, verdict for verdict), ``strict`` or ``lenient``.
+- ``abstention`` (beyond the spec) = on the samples where no call is expected only (BFCL's
+  irrelevance sets), 1 iff the model made no call and its output was readable; None elsewhere,
+  so its run mean is the abstention rate. A malformed call is not an abstention (BFCL's own
+  irrelevance checker counts one as correct; only ``value_accuracy`` mode ``bfcl`` does too).
 
 Every result's details carry the error taxonomy (``errors``), ``error_type`` (the primary
 error), the ``expected`` and ``predicted`` calls and the ``raw_output``. A sample the model never
@@ -38,6 +42,7 @@ from agentgauge.toolcall.matching import Tolerance
 __all__ = [
     "DEFAULT_WEIGHTS",
     "ValueAccuracy",
+    "abstention",
     "execution_success",
     "overall",
     "parameter_accuracy",
@@ -153,6 +158,24 @@ def execution_success(trace: Trace, *, allow_unexpected: bool = False) -> Metric
         )
     ok = d.selection_ok and (not d.expected or d.parameters_ok)
     return MetricResult(value=_verdict(ok), details=_details(trace, d))
+
+
+@metric("abstention", description="no call made where none is due (no-call samples only)")
+def abstention(trace: Trace) -> MetricResult:
+    """1.0 iff the model made no call and its output was readable, on a sample where no call is
+    expected; None on every other sample.
+
+    Args:
+        trace: the sample.
+    """
+    if trace.task.expected_calls is None:
+        return MetricResult.missing(_NO_EXPECTATION)
+    if trace.task.expected_calls:
+        return MetricResult.missing("a call is expected: abstention does not apply")
+    if (failed := _run_failure(trace)) is not None:
+        return failed
+    d = diagnose(trace)
+    return MetricResult(value=_verdict(d.selection_ok), details=_details(trace, d))
 
 
 def token_f1(prediction: str, reference: str) -> float:

@@ -67,9 +67,12 @@ class Diagnosis:
 
     @property
     def selection_ok(self) -> bool:
-        """Every expected tool called, nothing else called (no call when none expected)."""
+        """Output readable, every expected tool called, nothing else called (no call when none
+        expected). Unreadable output is never a correct selection: a malformed call is not an
+        abstention (BFCL's irrelevance checker counts it as one; its ``bfcl`` mode does too)."""
         return (
-            not self.unmatched_expected
+            self.parse_error is None
+            and not self.unmatched_expected
             and not self.unmatched_predicted
             and all(p.name_ok for p in self.pairs)
         )
@@ -84,11 +87,7 @@ class Diagnosis:
     @property
     def values_ok(self) -> bool:
         """Output readable, tools right and every value acceptable."""
-        return (
-            self.parse_error is None
-            and self.selection_ok
-            and not any(p.value_errors for p in self.pairs)
-        )
+        return self.selection_ok and not any(p.value_errors for p in self.pairs)
 
     @property
     def error_type(self) -> str | None:
