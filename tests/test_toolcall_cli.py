@@ -131,6 +131,7 @@ def test_score_perturbed_bfcl_predictions(shared_data: Path, tmp_path: Path) -> 
     assert samples["simple_python_1"]["error_type"] == "missing_required:number"
     assert samples["simple_python_3"]["error_type"] == "wrong_tool"
     assert samples["simple_python_4"]["error_type"] == "run_error"
+    assert "1 samples have no answer from the model" in result.output
     # overall = .40 tool_selection + .35 parameter_accuracy + .25 execution_success
     composites = {k: s["composite"] for k, s in samples.items()}
     assert composites == pytest.approx(
@@ -157,6 +158,7 @@ def test_score_perturbed_bfcl_predictions(shared_data: Path, tmp_path: Path) -> 
     shown = _invoke("failures", doc["run_id"], "--db", str(db), "--json", str(listing))
     assert shown.exit_code == 0, shown.output
     assert "4 of 5 samples failed" in shown.output
+    assert "by error: type_error:base 1, missing_required:number 1" in shown.output
     assert "simple_python_2" not in shown.output
     for sample_id in ("simple_python_0", "simple_python_1", "simple_python_3", "simple_python_4"):
         assert sample_id in shown.output
@@ -173,6 +175,7 @@ def test_score_perturbed_bfcl_predictions(shared_data: Path, tmp_path: Path) -> 
         "expected": 'calculate_triangle_area(base=10, height=5, unit="units"|<omit>)',
         "predicted": 'calculate_triangle_area(base="10", height=5)',
         "error": "type_error:base ('base' is str, expected int)",
+        "error_type": "type_error:base",
         "raw_output": [{"calculate_triangle_area": {"base": "10", "height": 5}}],
     }
     assert failed["simple_python_3"]["expected"] == "algebra.quadratic_roots(a=1, b=-3, c=2)"

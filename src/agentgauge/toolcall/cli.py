@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from enum import StrEnum
 from pathlib import Path
@@ -228,6 +229,23 @@ def _report(db: Path, run_id: str, json_out: Path | None, fail_under: float | No
         console.print(f"wrote {json_out}")
     console.print(f"run id: {run_id}  (agentgauge toolcall failures {run_id} --db {db})")
     write_outputs(db, run_id, json_out=None, csv_out=None, html_out=None, fail_under=fail_under)
+    unanswered = _count_unanswered(db, run_id)
+    if unanswered:
+        console.print(
+            f"[yellow]{unanswered} samples have no answer from the model[/] (no prediction, or "
+            "a failed request): each scores 0 on every metric (error type run_error)."
+        )
+
+
+def _count_unanswered(db: Path, run_id: str) -> int:
+    from agentgauge.store import Store
+
+    with Store(db) as store:
+        return sum(
+            1
+            for s in store.iter_samples(run_id)
+            if any((d or {}).get("error_type") == "run_error" for d in s["details"].values())
+        )
 
 
 def _optional_number(option: str, text: str, kind: Callable[[str], _N]) -> _N | None:
@@ -507,6 +525,7 @@ def _failure(sample: dict[str, Any]) -> dict[str, Any]:
         "expected": _calls_text(expected, expected=True),
         "predicted": _calls_text(details.get("predicted")),
         "error": error or "-",
+        "error_type": details.get("error_type"),
         "raw_output": details.get("raw_output", (trace.get("metadata") or {}).get("raw_output")),
     }
 
@@ -541,11 +560,20 @@ def failures(
     if run.kind != "toolcall":
         raise _usage_error(f"run {run.id} is a {run.kind!r} run, not a tool-calling run")
     failing = [_failure(s) for s in samples if _is_failure(s)]
-    table = Table(*_COLUMNS, show_lines=True)
+    table = Table(show_lines=True)
+    for key in _COLUMNS:
+        # ids and errors wrap rather than lose their end to an ellipsis
+        table.add_column(key, overflow="fold")
     for row in failing[:limit]:
         # Text, not markup: model output is shown as it is
         table.add_row(*(Text(_short(row[key])) for key in _COLUMNS))
     console.print(f"run {run.id}: {len(failing)} of {len(samples)} samples failed")
+    by_type = Counter(row["error_type"] or "-" for row in failing)
+    if by_type:
+        console.print(
+            "by error: " + ", ".join(f"{name} {n}" for name, n in by_type.most_common()),
+            highlight=False,
+        )
     if failing:
         console.print(table)
     if len(failing) > limit:
