@@ -112,7 +112,7 @@ def test_user_parameters_from_toml(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("body", "message"),
     [
-        ('[params.x]\ntype = "float"\nlow = 1\n', "params.x: Value error, a float parameter needs"),
+        ('[params.x]\ntype = "float"\nlow = 1\n', "params.x: a float parameter needs"),
         ('[params.x]\ntype = "int"\nlow = 0.5\nhigh = 3\n', "needs integer 'low' and 'high'"),
         ('[params.x]\ntype = "complex"\n', "params.x.type"),
         ("[other]\nk = 1\n", "unknown key 'other'"),

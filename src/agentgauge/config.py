@@ -26,6 +26,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from agentgauge.io.jsonl import error_message
 from agentgauge.metrics.base import (
     Metric,
     MetricOptionError,
@@ -217,7 +218,7 @@ def load_suite(ref: str | Path) -> Suite:
     except ValidationError as exc:
         err = exc.errors()[0]
         loc = ".".join(str(p) for p in err["loc"])
-        raise SuiteError(f"{path}: {loc}: {err['msg']}") from None
+        raise SuiteError(f"{path}: {loc}: {error_message(err)}") from None
     if not suite.metrics:
         raise SuiteError(f"{path}: metrics: the suite names no metric")
     suite.validate_names(str(path))

@@ -45,6 +45,7 @@ import httpx2
 from pydantic import ValidationError
 
 from agentgauge.agents.protocol import Recorder, Tool, agent_name, tool
+from agentgauge.io.jsonl import error_message
 from agentgauge.model import JSON, Task, Usage
 
 __all__ = ["ChatAgent", "ChatError", "from_env"]
@@ -215,7 +216,7 @@ class ChatAgent:
         try:
             result = await chosen.ainvoke(arguments, call_id=call_id)
         except ValidationError as exc:
-            message = f"invalid arguments: {exc.errors()[0]['msg']}"
+            message = f"invalid arguments: {error_message(exc.errors()[0])}"
             recorder.tool_call(name, arguments, call_id=call_id)
             recorder.tool_result(call_id, error=message)
             return f"error: {message}"

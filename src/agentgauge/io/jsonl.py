@@ -10,7 +10,7 @@ from __future__ import annotations
 import gzip
 import io
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import IO, Any, TypeVar
@@ -25,6 +25,7 @@ __all__ = [
     "RawLine",
     "ReadError",
     "count_lines",
+    "error_message",
     "field_path",
     "invalid_json",
     "iter_raw_lines",
@@ -115,6 +116,23 @@ def field_path(loc: tuple[int | str, ...]) -> str:
     return out
 
 
+_PYDANTIC_PREFIXES = ("Value error, ", "Assertion failed, ")
+
+
+def error_message(error: Mapping[str, Any]) -> str:
+    """The message of one pydantic error, without the "Value error, " that pydantic puts
+    before the text of a ValueError raised in a validator.
+
+    Args:
+        error: one entry of ``ValidationError.errors()``.
+    """
+    message = str(error["msg"])
+    for prefix in _PYDANTIC_PREFIXES:
+        if message.startswith(prefix):
+            return message[len(prefix) :]
+    return message
+
+
 def invalid_json(source: str, line: int, exc: json.JSONDecodeError) -> ReadError:
     """A ReadError for text that is not JSON, with the column the stdlib parser reports.
 
@@ -142,7 +160,7 @@ def validation_read_error(
     if prefix:
         path = f"{prefix}: {path}" if path else prefix
     more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-    return ReadError(source, line, path or None, first["msg"] + more)
+    return ReadError(source, line, path or None, error_message(first) + more)
 
 
 def validate_line(model: type[M], raw: RawLine) -> M | ReadError:

@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agentgauge.io.jsonl import (
     ReadError,
+    error_message,
     field_path,
     invalid_json,
     iter_raw_lines,
@@ -454,7 +455,7 @@ def read_predictions(
         except ValidationError as exc:
             err = exc.errors()[0]
             made = ReadError(
-                raw.source, raw.line, "result", f"{field_path(err['loc'])}: {err['msg']}"
+                raw.source, raw.line, "result", f"{field_path(err['loc'])}: {error_message(err)}"
             )
         if isinstance(made, str):
             yield ReadError(raw.source, raw.line, made, _BAD_PREDICTION_FIELD[made])

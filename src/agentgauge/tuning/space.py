@@ -36,6 +36,7 @@ import numpy as np
 from numpy.typing import NDArray
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from agentgauge.io.jsonl import error_message
 from agentgauge.model import JSON
 
 __all__ = [
@@ -326,5 +327,5 @@ def load_space(path: str | Path | None, base: ParameterSpace | None = None) -> P
             err = exc.errors()[0]
             field = ".".join(str(x) for x in err["loc"])
             where = f"params.{name}" + (f".{field}" if field else "")
-            raise ParameterError(f"{p}: {where}: {err['msg']}") from None
+            raise ParameterError(f"{p}: {where}: {error_message(err)}") from None
     return space.with_params(extra)
