@@ -114,3 +114,12 @@ def test_lower_is_better_metric_is_oriented_in_composite_and_verdict(tmp_path: P
         result = compare_runs(store, a, b)["metrics"]
     assert result["cmp_overhead"]["verdict"] == "B better"  # lower overhead
     assert result["cmp_quality"]["verdict"] == "B worse"
+    # the metrics' verdicts use Benjamini–Hochberg q-values; the composite its own p-value
+    from scipy.stats import false_discovery_control
+
+    ps = [result["cmp_quality"]["p_value"], result["cmp_overhead"]["p_value"]]
+    expected_q = false_discovery_control(ps, method="bh")
+    assert [result["cmp_quality"]["q_value"], result["cmp_overhead"]["q_value"]] == pytest.approx(
+        list(expected_q)
+    )
+    assert result["composite"]["q_value"] == result["composite"]["p_value"]

@@ -219,7 +219,12 @@ def compare(
         bool, typer.Option(help="Exit 1 if B's composite is significantly worse.")
     ] = False,
 ) -> None:
-    """Is run B really better than run A? Paired bootstrap CIs and permutation p-values."""
+    """Is run B really better than run A? Paired bootstrap CIs and permutation p-values.
+
+    The composite is the primary test; the per-metric verdicts use Benjamini–Hochberg adjusted
+    p-values (q), so that comparing many metrics does not manufacture differences.
+    """
+    from rich import box
     from rich.table import Table
 
     from agentgauge.report.compare import compare_runs
@@ -238,22 +243,31 @@ def compare(
     except StoreError as exc:
         raise usage_error(str(exc)) from None
     table = Table(
-        title=f"B={result['run_b']} vs A={result['run_a']} (paired by {by})", title_justify="left"
+        title=f"B={result['run_b']} vs A={result['run_a']} (paired by {by})",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        collapse_padding=True,
+        pad_edge=False,
+        caption="p: the composite's own; the metrics' adjusted for their number (BH)",
+        caption_justify="left",
     )
-    for col in ("metric", "pairs", "A", "B", "B − A", "95% CI", "p", "verdict"):
-        table.add_column(col)
+    table.add_column("metric", no_wrap=True)
+    for col in ("n", "A", "B", "B − A [95% CI]", "p"):
+        table.add_column(col, justify="right", no_wrap=True)
+    table.add_column("verdict", no_wrap=True)
     for name, r in result["metrics"].items():
-        ci = "—" if r["ci_low"] is None else f"[{r['ci_low']:+.3f}, {r['ci_high']:+.3f}]"
-        p = "—" if r["p_value"] is None else f"{r['p_value']:.3g}"
+        ci = "" if r["ci_low"] is None else f" [{r['ci_low']:+.3f}, {r['ci_high']:+.3f}]"
+        q = r["q_value"]
+        p = "—" if q is None else ("<0.001" if q < 0.001 else f"{q:.3f}")
+        verdict = {"no significant difference": "n.s."}.get(r["verdict"], r["verdict"])
         table.add_row(
             name,
             str(r["n"]),
             f"{r['mean_a']:.3f}",
             f"{r['mean_b']:.3f}",
-            f"{r['diff']:+.3f}",
-            ci,
+            f"{r['diff']:+.3f}{ci}",
             p,
-            r["verdict"],
+            verdict,
         )
     console.print(table)
     if result["only_in_a"] or result["only_in_b"]:

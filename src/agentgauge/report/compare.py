@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any, Literal
 
+from scipy.stats import false_discovery_control
+
 from agentgauge.metrics.base import lower_is_better
 from agentgauge.stats import paired_comparison, pass_at_k, pass_hat_k
 from agentgauge.store import Store
@@ -42,33 +44,40 @@ def compare_runs(
         run_a: the baseline run.
         run_b: the candidate run.
         by: pair samples by ``task`` id (repeats averaged) or by trace ``id``.
-        alpha: significance level of the verdicts. For a lower-is-better metric
-            (``communication_overhead``) a significant decrease is "B better".
+        alpha: significance level of the verdicts. The composite is the primary test (its
+            own p-value); the per-metric verdicts use Benjamini–Hochberg adjusted p-values
+            (``q_value``) so that testing many metrics does not manufacture differences. For a
+            lower-is-better metric (``communication_overhead``) a significant decrease is
+            "B better".
 
     Returns:
         ``{"run_a", "run_b", "by", "metrics": {METRIC: {n, mean_a, mean_b, diff, ci_low,
-        ci_high, p_value, verdict}}, "only_in_a", "only_in_b"}``.
+        ci_high, p_value, q_value, verdict}}, "only_in_a", "only_in_b"}``.
     """
     a_id, b_id = store.get_run(run_a).id, store.get_run(run_b).id
     ga, gb = _grouped(store, a_id, by), _grouped(store, b_id, by)
     shared = sorted(set(ga) & set(gb))
     names = list(dict.fromkeys([*store.metric_names(a_id), *store.metric_names(b_id)]))
     flipped = lower_is_better(names)
-    metrics: dict[str, Any] = {}
+    results = {}
     for name in [*names, "composite"]:
         pairs = [
             (sum(ga[k][name]) / len(ga[k][name]), sum(gb[k][name]) / len(gb[k][name]))
             for k in shared
             if ga[k].get(name) and gb[k].get(name)
         ]
-        if not pairs:
-            continue
-        result = paired_comparison([p[0] for p in pairs], [p[1] for p in pairs])
+        if pairs:
+            results[name] = paired_comparison([p[0] for p in pairs], [p[1] for p in pairs])
+    q_values = _benjamini_hochberg({n: r.p_value for n, r in results.items() if n != "composite"})
+    metrics: dict[str, Any] = {}
+    for name, result in results.items():
+        # the composite is the one primary test; the metrics share a false-discovery rate
+        q = result.p_value if name == "composite" else q_values.get(name)
         verdict = "no significant difference"
-        if result.p_value is not None and result.p_value < alpha:
+        if q is not None and q < alpha:
             improved = result.diff < 0 if name in flipped else result.diff > 0
             verdict = "B better" if improved else "B worse"
-        metrics[name] = {**result.as_dict(), "verdict": verdict}
+        metrics[name] = {**result.as_dict(), "q_value": q, "verdict": verdict}
     return {
         "run_a": a_id,
         "run_b": b_id,
@@ -78,6 +87,15 @@ def compare_runs(
         "only_in_a": len(set(ga) - set(gb)),
         "only_in_b": len(set(gb) - set(ga)),
     }
+
+
+def _benjamini_hochberg(p_values: dict[str, float | None]) -> dict[str, float]:
+    """Benjamini–Hochberg adjusted p-values (``scipy.stats.false_discovery_control``)."""
+    tested = {name: p for name, p in p_values.items() if p is not None}
+    if not tested:
+        return {}
+    adjusted = false_discovery_control(list(tested.values()), method="bh")
+    return {name: float(q) for name, q in zip(tested, adjusted, strict=True)}
 
 
 def pass_k_table(
