@@ -115,9 +115,11 @@ def test_score_perturbed_bfcl_predictions(shared_data: Path, tmp_path: Path) -> 
     result = _invoke(
         "score", "--dataset", str(questions), "--answers", str(answers),
         "--predictions", str(preds), "--format", "bfcl", "--json", str(out),
-        "--db", str(db), "--jobs", "2", "--no-progress",
+        "--html", str(tmp_path / "out.html"), "--db", str(db), "--jobs", "2", "--no-progress",
     )  # fmt: skip
     assert result.exit_code == 0, result.output
+    page = (tmp_path / "out.html").read_text()
+    assert "simple_python_3" in page and "run verdict" in page
     doc = json.loads(out.read_text(encoding="utf-8"))
     samples = {s["id"]: s for s in doc["samples"]}
     assert {k: s["valid"] for k, s in samples.items()} == {

@@ -19,7 +19,15 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
-from agentgauge._cli import DbOption, JsonOption, console, err_console, usage_error, write_outputs
+from agentgauge._cli import (
+    DbOption,
+    HtmlOption,
+    JsonOption,
+    console,
+    err_console,
+    usage_error,
+    write_outputs,
+)
 
 if TYPE_CHECKING:
     from agentgauge.config import Suite
@@ -221,20 +229,26 @@ def result_document(db: Path, run_id: str) -> dict[str, Any]:
     return doc
 
 
-def _report(db: Path, run_id: str, json_out: Path | None, fail_under: float | None) -> None:
+def _report(
+    db: Path,
+    run_id: str,
+    json_out: Path | None,
+    html_out: Path | None,
+    fail_under: float | None,
+) -> None:
     from agentgauge.report.export import write_json
 
     if json_out is not None:
         write_json(result_document(db, run_id), json_out)
         console.print(f"wrote {json_out}")
     console.print(f"run id: {run_id}  (agentgauge toolcall failures {run_id} --db {db})")
-    write_outputs(db, run_id, json_out=None, csv_out=None, html_out=None, fail_under=fail_under)
     unanswered = _count_unanswered(db, run_id)
     if unanswered:
         console.print(
             f"[yellow]{unanswered} samples have no answer from the model[/] (no prediction, or "
             "a failed request): each scores 0 on every metric (error type run_error)."
         )
+    write_outputs(db, run_id, json_out=None, csv_out=None, html_out=html_out, fail_under=fail_under)
 
 
 def _count_unanswered(db: Path, run_id: str) -> int:
@@ -287,6 +301,7 @@ def score(
     mode: ModeOpt = None,
     weights: WeightsOpt = None,
     json_out: JsonOption = None,
+    html_out: HtmlOption = None,
     db: DbOption = Path("agentgauge.db"),
     jobs: JobsOpt = None,
     fail_under: FailUnderOpt = None,
@@ -301,7 +316,7 @@ def score(
     run_id = _score(
         tasks, errors, predictions, suite, db=db, jobs=jobs, progress=progress, config=config
     )
-    _report(db, run_id, json_out, fail_under)
+    _report(db, run_id, json_out, html_out, fail_under)
 
 
 def _config(
@@ -350,6 +365,7 @@ def run(
     mode: ModeOpt = None,
     weights: WeightsOpt = None,
     json_out: JsonOption = None,
+    html_out: HtmlOption = None,
     db: DbOption = Path("agentgauge.db"),
     jobs: JobsOpt = None,
     fail_under: FailUnderOpt = None,
@@ -400,7 +416,7 @@ def run(
     run_id = _score(
         tasks, errors, out, suite, db=db, jobs=jobs, progress=progress, config=run_config
     )
-    _report(db, run_id, json_out, fail_under)
+    _report(db, run_id, json_out, html_out, fail_under)
 
 
 def _run_model(
