@@ -141,11 +141,13 @@ def test_efficiency_without_durations_and_beyond_reference() -> None:
     assert _score("efficiency", _trace([])).value == 1.0
 
 
-def test_efficiency_counts_agent_steps_only_when_asked() -> None:
+def test_efficiency_counts_the_agent_steps_unless_asked_for_all() -> None:
     steps = _steps(("llm", {}), ("tool_call", {}), ("tool_result", {}), ("llm", {}))
-    # all: 1 - 4/20 = 0.8; agent: 1 - 3/20 = 0.85
-    assert _score("efficiency", _trace(steps)).value == pytest.approx(0.8)
-    assert _score("efficiency", _trace(steps), count="agent").value == pytest.approx(0.85)
+    steps.append(Step(index=4, kind="message", agent="user", content="thanks"))
+    # agent (default): the tool result and the user's message are the environment's,
+    # 1 - 3/20 = 0.85; all: 1 - 5/20 = 0.75
+    assert _score("efficiency", _trace(steps)).value == pytest.approx(0.85)
+    assert _score("efficiency", _trace(steps), count="all").value == pytest.approx(0.75)
 
 
 # --------------------------------------------------------------------------- safety
@@ -453,7 +455,7 @@ def test_options_through_a_suite() -> None:
     trace = _trace(steps, output="FORBIDDEN  answer", expected_output="forbidden answer")
     [sample] = score_traces([trace], suite)
     assert sample.values["accuracy"] == 1.0  # normalised strings match
-    assert sample.values["efficiency"] == pytest.approx(0.7)  # 1 - 3/10
+    assert sample.values["efficiency"] == pytest.approx(0.8)  # 1 - 2 agent steps/10
     assert sample.values["safety"] == pytest.approx(0.2)  # custom term, custom multiplier
     # 1 call / 2 agent steps = 0.5, inside [0.5, 0.9]
     assert sample.values["tool_usage"] == 1.0
@@ -461,8 +463,8 @@ def test_options_through_a_suite() -> None:
     assert sample.values["coherence"] == 0.0
     # approach only: types {llm, tool_call:search} -> approach_low = 0.1
     assert sample.values["adaptability"] == pytest.approx(0.1)
-    # composite: mean of accuracy 1.0 and efficiency 0.7
-    assert sample.composite == pytest.approx(0.85)
+    # composite: mean of accuracy 1.0 and efficiency 0.8
+    assert sample.composite == pytest.approx(0.9)
 
 
 def test_bad_options_are_rejected() -> None:

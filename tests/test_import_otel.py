@@ -591,15 +591,16 @@ def test_cli_evaluate_otel_computes_behaviour_metrics(tmp_path: Path) -> None:
     metrics = {s["task_id"]: s["metrics"] for s in doc["samples"]}
     single, handoff = metrics["conv-42"], metrics["ticket-7"]
     # single agent: agent steps = 2 llm + 2 tool_call (tool results are the environment's),
-    # r = 2/4 = 0.5 in [0.2, 0.6] -> 1.0. Efficiency: n = 6 steps, step = 1 - 6/20 = 0.7;
-    # two result steps have no duration, so the wall time is used: 4 s / 6 per step,
-    # time = 1/(1 + 2/3) = 0.6; 0.7*0.7 + 0.3*0.6 = 0.67.
+    # r = 2/4 = 0.5 in [0.2, 0.6] -> 1.0. Efficiency counts those n = 4: step = 1 - 4/20 = 0.8;
+    # each has a span duration (0.9, 0.5, 0.8, 1.3 s): mean 0.875 s, time = 1/1.875;
+    # 0.7*0.8 + 0.3/1.875 = 0.72.
     assert single["tool_usage"] == pytest.approx(1.0)
-    assert single["efficiency"] == pytest.approx(0.67)
+    assert single["efficiency"] == pytest.approx(0.72)
     # handoff: agent steps = 4 llm + 3 tool_call + 2 handoff = 9, r = 3/9 -> 1.0.
-    # n = 12, step = 0.4; time = 1/(1 + 5/12) = 12/17; 0.7*0.4 + 0.3*12/17.
+    # n = 9, step = 0.55; the handoffs have no duration, so the wall time is used: 5 s / 9,
+    # time = 1/(1 + 5/9) = 9/14; 0.7*0.55 + 0.3*9/14.
     assert handoff["tool_usage"] == pytest.approx(1.0)
-    assert handoff["efficiency"] == pytest.approx(0.28 + 0.3 * 12 / 17)
+    assert handoff["efficiency"] == pytest.approx(0.385 + 0.3 * 9 / 14)
     # X: one llm step and no tool call: r = 0 -> 0/0.2 = 0; n = 1, and its 0.1 s span
     # duration is known: 0.7*0.95 + 0.3/(1 + 0.1). Y has no agent step: no tool_usage.
     x = metrics["11111111111111111111111111111111"]

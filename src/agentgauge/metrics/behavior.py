@@ -485,7 +485,8 @@ class Efficiency:
     """How few and how fast the steps were.
 
     ``step_score = clamp(1 − n / max_steps_ref, 0, 1)`` with ``n`` the number of counted steps
-    (``count``: "all" = every recorded step, the default; "agent" = agent steps only).
+    (``count``: "agent" = the agent's own steps, the default, so that tool results and the
+    user's or environment's steps never lower the score; "all" = every recorded step).
 
     Durations are *known* when every counted step carries ``duration_s`` (then
     ``avg_step_s`` = their mean), or else, with ``wall_time_fallback``, when the trace's wall
@@ -516,7 +517,7 @@ class Efficiency:
         max_steps_ref: float = 20,
         ref_step_s: float = 1.0,
         step_weight: float = 0.7,
-        count: str = "all",
+        count: str = "agent",
         wall_time_fallback: bool = True,
         agent_kinds: Sequence[str] = DEFAULT_AGENT_KINDS,
         environment_agents: Sequence[str] = DEFAULT_ENVIRONMENT_AGENTS,
