@@ -585,3 +585,26 @@ def test_a_suite_judge_caches_in_the_store_it_evaluates_into(
         rows = store.connection.execute("SELECT COUNT(*) FROM judge_cache").fetchone()[0]
     assert rows == 1 and len(server.requests) == 1
     assert not (tmp_path / "agentgauge.db").exists()
+
+
+def test_a_judge_budget_holds_for_the_whole_run_whatever_the_jobs(
+    server: JudgeServer, tmp_path: Path
+) -> None:
+    from agentgauge.config import Suite
+    from agentgauge.engine import evaluate
+    from agentgauge.review.judge_client import JudgeSettings
+    from agentgauge.store import Store
+
+    suite = Suite(
+        name="budgeted",
+        metrics=["planning_rationality"],
+        weights={"planning_rationality": 1.0},
+        judge=JudgeSettings(**_options(server, tmp_path, max_calls=2)),
+    )
+    with Store(tmp_path / "budget.db") as store:
+        run = evaluate(
+            _distinct_planning_traces(6), suite, store=store, jobs=3, batch_size=2, progress=False
+        )
+        values = store.metric_values(run, "planning_rationality")
+    assert len(server.requests) == 2
+    assert sum(v is not None for v in values) == 2

@@ -271,7 +271,9 @@ def evaluate(
         suite: metrics, weights, options and thresholds.
         store: where the run, its samples and its errors go (batch by batch).
         run_id: the id of the new run, or of the run to resume.
-        jobs: worker processes; 1 scores in this process; default the number of cores.
+        jobs: worker processes; 1 scores in this process; default the number of cores. A
+            suite whose judge has a budget (max_calls, max_cost_usd) is scored in this process,
+            so that the budget holds for the whole run.
         resume: continue ``run_id``, skipping the samples and bad lines it already holds.
         progress: show a progress bar.
         kind: what produced the run (recorded with it).
@@ -302,6 +304,11 @@ def evaluate(
     if executor not in ("local", "ray"):
         raise ValueError(f"unknown executor {executor!r}: use 'local' or 'ray'")
     n_jobs = max(1, jobs if jobs is not None else (os.cpu_count() or 1))
+    judge = suite.judge
+    if judge is not None and (judge.max_calls is not None or judge.max_cost_usd is not None):
+        # A judge budget is counted in the process that makes the calls: one process keeps it
+        # the run's budget (the judge's calls still run concurrently inside it).
+        executor, n_jobs = "local", 1
     # Workers are started before the progress display starts its refresh thread (fork safety).
     runner: _BatchRunner
     if executor == "ray":
