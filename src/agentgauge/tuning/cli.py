@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+from rich import box
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -415,14 +416,22 @@ def impact_command(
 
 def _print_impact(effects: Any, claims: Any, run_id: str, simulation: bool) -> None:
     who = "the SIMULATED agent" if simulation else "this agent"
-    table = Table(title=f"Parameter impact on {who} (run {run_id}): slope over the range")
-    for column in ("parameter", "metric", "slope", "95% CI", "Spearman rho", "effect"):
-        table.add_column(column, justify="left" if column in ("parameter", "metric") else "right")
+    table = Table(
+        title=f"Parameter impact on {who} (run {run_id}): slope over the range, Spearman rho",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        collapse_padding=True,
+        pad_edge=False,
+    )
+    for column in ("parameter", "metric", "slope [95% CI]", "rho", "effect"):
+        justify = "left" if column in ("parameter", "metric") else "right"
+        table.add_column(column, justify=justify, no_wrap=True)  # type: ignore[arg-type]
     for e in effects:
-        ci = "n/a" if e.ci_low is None else f"[{e.ci_low:+.3f}, {e.ci_high:+.3f}]"
-        slope = "n/a" if e.slope is None else f"{e.slope:+.3f}"
+        ci = "" if e.ci_low is None else f" [{e.ci_low:+.3f}, {e.ci_high:+.3f}]"
+        slope = "n/a" if e.slope is None else f"{e.slope:+.3f}{ci}"
         verdict = {1: "[green]+[/]", -1: "[red]-[/]", 0: "none"}[e.sign]
-        table.add_row(e.param, e.metric, slope, ci, _fmt(e.rho), verdict)
+        rho = "n/a" if e.rho is None else f"{e.rho:+.2f}"
+        table.add_row(e.param, e.metric, slope, rho, verdict)
     console.print(table)
     claim_table = Table(title=f"The spec's claimed relationships, for {who}")
     claim_table.add_column("claim")
