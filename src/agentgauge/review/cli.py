@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+from rich import box
 from rich.table import Table
 
 from agentgauge._cli import (
@@ -164,16 +165,15 @@ def _fmt(value: float | None) -> str:
 
 def _print_agreement(rows: Sequence[dict[str, Any]]) -> None:
     table = Table(
-        "aspect",
-        "n",
-        "MAE",
-        "Spearman",
-        "human n",
-        "human MAE",
-        "human Spearman",
         title="aspect agreement with the human reviewers (human: leave-one-out ceiling)",
         title_justify="left",
+        box=box.SIMPLE_HEAD,
+        collapse_padding=True,
+        pad_edge=False,
     )
+    table.add_column("aspect", no_wrap=True)
+    for column in ("n", "MAE", "rho", "human n", "human MAE", "human rho"):
+        table.add_column(column, justify="right", no_wrap=True)
     for row in rows:
         ours, ceiling = row["generated"], row["human_ceiling"]
         table.add_row(
