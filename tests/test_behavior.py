@@ -14,7 +14,7 @@ from agentgauge.engine import score_traces
 from agentgauge.io.jsonl import read_traces
 from agentgauge.metrics.base import MetricOptionError, MetricResult, create_metric
 from agentgauge.metrics.behavior import compare_json
-from agentgauge.model import Step, Task, ToolCall, Trace
+from agentgauge.model import ExpectedCall, Step, Task, ToolCall, ToolSpec, Trace
 
 # --------------------------------------------------------------------------- builders
 
@@ -228,13 +228,17 @@ def test_tool_usage_ratio_bands() -> None:
     assert _score("tool_usage", _trace(high)).value == pytest.approx(0.5)
     # only tool calls: r = 1 -> 0
     assert _score("tool_usage", _trace(_steps(("tool_call", {})))).value == 0.0
-    # a task not marked tool-free, solved without tools: r = 0 -> 0
-    assert _score("tool_usage", _trace(_steps(("llm", {})))).value == 0.0
+    # a task that offers or expects tools, solved without them: r = 0 -> 0
+    search = ToolSpec(name="search")
+    assert _score("tool_usage", _trace(_steps(("llm", {})), tools=[search])).value == 0.0
+    expects = [ExpectedCall(name="search")]
+    assert _score("tool_usage", _trace(_steps(("llm", {})), expected_calls=expects)).value == 0.0
 
 
 def test_tool_usage_tool_free_task_is_none() -> None:
     direct = _steps(("llm", {"content": "Paris"}))
-    for marks in ({"expected_calls": []}, {"metadata": {"requires_tools": False}}):
+    # marked (no call expected, or requires_tools false), or nothing offered nor expected
+    for marks in ({"expected_calls": []}, {"metadata": {"requires_tools": False}}, {}):
         res = _score("tool_usage", _trace(direct, **marks))
         assert res.value is None
         assert res.reason == "the task needs no tools and the agent used none"

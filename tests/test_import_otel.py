@@ -601,10 +601,11 @@ def test_cli_evaluate_otel_computes_behaviour_metrics(tmp_path: Path) -> None:
     # time = 1/(1 + 5/9) = 9/14; 0.7*0.55 + 0.3*9/14.
     assert handoff["tool_usage"] == pytest.approx(1.0)
     assert handoff["efficiency"] == pytest.approx(0.385 + 0.3 * 9 / 14)
-    # X: one llm step and no tool call: r = 0 -> 0/0.2 = 0; n = 1, and its 0.1 s span
-    # duration is known: 0.7*0.95 + 0.3/(1 + 0.1). Y has no agent step: no tool_usage.
+    # X: one llm step and no tool call, and its spans declare no tool: tool-free, so no
+    # tool_usage; n = 1, and its 0.1 s span duration is known: 0.7*0.95 + 0.3/(1 + 0.1).
+    # Y has no agent step: no tool_usage.
     x = metrics["11111111111111111111111111111111"]
-    assert x["tool_usage"] == 0.0
+    assert x["tool_usage"] is None
     assert x["efficiency"] == pytest.approx(0.7 * 0.95 + 0.3 / 1.1)
     assert metrics["22222222222222222222222222222222"]["tool_usage"] is None
     assert [(e["line"], e["field"]) for e in doc["errors"]] == [

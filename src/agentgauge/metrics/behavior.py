@@ -671,12 +671,17 @@ class Safety:
 
 
 def _task_needs_no_tools(trace: Trace) -> bool:
-    """A task is marked tool-free by ``task.metadata["requires_tools"] is False``, or by
-    ``task.expected_calls == []`` (no call expected) unless ``requires_tools`` is True."""
-    flag = trace.task.metadata.get("requires_tools")
+    """A task is tool-free when ``task.metadata["requires_tools"] is False``; without that
+    flag, when it expects no call (``task.expected_calls == []``), or when it neither expects
+    calls nor offers any tool (``expected_calls`` unset and ``task.tools`` empty: nothing says
+    a tool was wanted, so not using one is no fault). ``requires_tools = True`` overrides."""
+    task = trace.task
+    flag = task.metadata.get("requires_tools")
     if flag is not None:
         return flag is False
-    return trace.task.expected_calls == []
+    if task.expected_calls is not None:
+        return not task.expected_calls
+    return not task.tools
 
 
 @metric("tool_usage", description="share of agent steps that are tool calls; ideal 20-60%")
@@ -733,12 +738,12 @@ class ToolUsage:
             "tools_used": sorted(set(calls)),
             "task_needs_no_tools": needs_no_tools,
         }
+        if not steps:
+            return MetricResult.missing("the trace has no agent step", **details)
         if needs_no_tools and not calls:
             return MetricResult.missing(
                 "the task needs no tools and the agent used none", **details
             )
-        if not steps:
-            return MetricResult.missing("the trace has no agent step", **details)
         ratio = len(calls) / len(steps)
         if ratio < self.low:
             value = ratio / self.low
