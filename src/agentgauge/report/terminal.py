@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rich import box
 from rich.console import Console
 from rich.table import Table
 
@@ -94,9 +95,19 @@ def print_runs(store: Store, console: Console | None = None, limit: int = 50) ->
         limit: at most this many runs.
     """
     console = console or Console()
-    table = Table(title=f"runs in {store.path}", title_justify="left")
-    for col in ("run", "kind", "suite", "status", "samples", "bad lines", "created", "composite"):
+    table = Table(
+        title=f"runs in {store.path} (n: samples, bad: unreadable lines, mean: composite)",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        collapse_padding=True,
+        pad_edge=False,
+    )
+    # the id is what users copy: it never wraps or shrinks
+    table.add_column("run", no_wrap=True, min_width=12)
+    for col in ("kind", "suite", "status"):
         table.add_column(col)
+    for col in ("n", "bad", "created (UTC)", "mean"):
+        table.add_column(col, justify="right", no_wrap=True)
     for run in store.list_runs(limit):
         comps = [c for c in store.composites(run.id) if c is not None]
         mean = sum(comps) / len(comps) if comps else None
@@ -107,7 +118,7 @@ def print_runs(store: Store, console: Console | None = None, limit: int = 50) ->
             run.status,
             str(run.n_samples),
             str(run.n_errors),
-            run.created_at,
+            run.created_at[:16].replace("T", " "),
             _fmt(mean),
         )
     console.print(table)
