@@ -67,7 +67,14 @@ def write_outputs(
             console.print(f"wrote {html_out}")
         if fail_under is not None:
             mean = run_aggregate(store, run_id)["composite"].mean
-            if mean is None or mean < fail_under:
-                shown = "n/a" if mean is None else f"{mean:.3f}"
-                err_console.print(f"[red]composite {shown} is below --fail-under {fail_under}[/]")
+            if mean is None:
+                err_console.print(
+                    f"[red]no composite (no sample could be scored): --fail-under {fail_under} "
+                    "cannot pass[/]"
+                )
+                raise typer.Exit(1)
+            if mean < fail_under:
+                err_console.print(
+                    f"[red]composite {mean:.3f} is below --fail-under {fail_under}[/]"
+                )
                 raise typer.Exit(1)
