@@ -58,6 +58,7 @@ accept = 0.9
         ('metrics = ["cfg_len"]\n[weights]\ncfg_len = -1\n', "negative"),
         ('metrics = ["cfg_len"\n', "cannot read suite file"),
         ('extends = "nothing"\n', "extends: unknown suite 'nothing'"),
+        ('extends = "review"\n[text]\nmodle = "x"\n', "text: unknown option 'modle'"),
     ],
 )
 def test_bad_suite_files_name_the_key(tmp_path: Path, body: str, message: str) -> None:
@@ -70,3 +71,40 @@ def test_bad_suite_files_name_the_key(tmp_path: Path, body: str, message: str) -
 def test_unknown_suite_name() -> None:
     with pytest.raises(SuiteError, match="unknown suite 'behaviour'"):
         load_suite("behaviour")
+
+
+def test_text_table_is_shared_by_the_tier_1_metrics_under_their_own_options(
+    tmp_path: Path,
+) -> None:
+    suite = load_suite(
+        _toml(
+            tmp_path,
+            """
+extends = "review"
+[text]
+model = "all-MiniLM-L6-v2"
+num_layers = 4
+semantic_weight = 0.6
+cosine_weight = 0.2
+[options.task_success]
+confidence_threshold = 0.7
+[options.output_similarity]
+batch_size = 8
+""",
+        )
+    )
+    built = {m.name: m for m in suite.build_metrics()}
+    assert set(built) >= {"task_success", "output_similarity"}
+    shared = {
+        "model": "all-MiniLM-L6-v2",
+        "num_layers": 4,
+        "semantic_weight": 0.6,
+        "cosine_weight": 0.2,
+    }
+    for name in ("task_success", "output_similarity"):
+        options = vars(built[name])["_options"]
+        assert {k: getattr(options, k) for k in shared} == shared
+    assert built["task_success"].confidence_threshold == 0.7  # type: ignore[attr-defined]
+    # a metric's own option wins over the shared table
+    assert vars(built["output_similarity"])["_options"].batch_size == 8
+    assert vars(built["task_success"])["_options"].batch_size == 64

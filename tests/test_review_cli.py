@@ -244,7 +244,8 @@ def test_evaluate_with_a_suite_file(shared_data: Path, tmp_path: Path) -> None:
     assert first["coverage"] == pytest.approx(1.0)
     expected = (2 * TIME_TAKEN + 1.0 + COORDINATION + TOOL_EFFICIENCY + 1.0) / 6
     assert first["composite"] == pytest.approx(expected, abs=1e-5)
-    assert doc["config"]["suite"]["options"]["output_similarity"]["model"] == "all-MiniLM-L6-v2"
+    # the packaged model goes in the suite's shared [text] table
+    assert doc["config"]["suite"]["text"] == {"model": "all-MiniLM-L6-v2"}
     bad = tmp_path / "bad.toml"
     bad.write_text('extends = "review"\n[weights]\nnot_a_metric = 1.0\n', encoding="utf-8")
     result = runner.invoke(app, ["review", *args, "--suite", str(bad)])

@@ -14,6 +14,8 @@ A suite is built in (``behavior``, ``toolcall``, ``review``) or read from a TOML
     max_steps_ref = 30
     [judge]                              # optional: settings shared by the LLM judges
     model = "openai:gpt-4o-mini"
+    [text]                               # optional: settings shared by the Tier 1 metrics
+    model = "all-MiniLM-L6-v2"
 
 Unknown keys, metrics, weights or options are load-time errors that name the key.
 """
@@ -36,6 +38,7 @@ from agentgauge.metrics.base import (
     lower_is_better,
 )
 from agentgauge.metrics.judge import JUDGE_METRICS
+from agentgauge.metrics.text import TEXT_METRICS
 from agentgauge.review.judge_client import JudgeSettings
 from agentgauge.scoring import Thresholds
 
@@ -56,6 +59,10 @@ class Suite(BaseModel):
         options: metric -> keyword options of that metric.
         thresholds: recommendation and band cut-offs.
         judge: settings shared by the LLM-judge metrics, merged under each one's options.
+        text: options shared by the reference-based text metrics (``cosine``, ``jaccard``,
+            ``semantic``, ``output_similarity``, ``task_success``: the BERTScore model and
+            layer, the similarity weights, ...), merged under each one's options. Sharing them
+            keeps one best reference per sample across the five.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -66,6 +73,7 @@ class Suite(BaseModel):
     options: dict[str, dict[str, Any]] = Field(default_factory=dict)
     thresholds: Thresholds = Field(default_factory=Thresholds)
     judge: JudgeSettings | None = None
+    text: dict[str, Any] | None = None
 
     def validate_names(self, origin: str = "suite") -> None:
         """Check every metric, weight and option key; raise :class:`SuiteError` naming it."""
@@ -85,6 +93,14 @@ class Suite(BaseModel):
                 raise SuiteError(f"{origin}: weights: {key!r} is negative ({w})")
         if self.weights and sum(self.weights.values()) <= 0:
             raise SuiteError(f"{origin}: weights: at least one weight must be positive")
+        if self.text:
+            shared = get_metric_info("semantic").options
+            unknown_text = sorted(set(self.text) - set(shared))
+            if unknown_text:
+                raise SuiteError(
+                    f"{origin}: text: unknown option {unknown_text[0]!r}; "
+                    f"its options: {', '.join(sorted(shared))}"
+                )
         for key, opts in self.options.items():
             if key not in listed:
                 raise SuiteError(f"{origin}: options: unknown metric {key!r}")
@@ -108,6 +124,8 @@ class Suite(BaseModel):
             options = self.options.get(name)
             if self.judge is not None and name in JUDGE_METRICS:
                 options = {**self.judge.model_dump(exclude_unset=True), **(options or {})}
+            if self.text and name in TEXT_METRICS:
+                options = {**self.text, **(options or {})}
             try:
                 built.append(create_metric(name, options))
             except MetricOptionError as exc:

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_MODEL",
+    "TEXT_METRICS",
     "BertScorer",
     "Embedded",
     "IdfWeights",
@@ -60,6 +61,9 @@ __all__ = [
 
 DEFAULT_MODEL = "distilbert-base-uncased"
 """The spec's BERTScore model."""
+
+TEXT_METRICS = frozenset({"cosine", "jaccard", "semantic", "output_similarity", "task_success"})
+"""The reference-based metrics that share a suite's ``[text]`` table (model, layers, weights)."""
 
 _DEFAULT_LAYERS = {"distilbert-base-uncased": 5}
 """bert-score's layer choice for the spec's model; other models default to their last layer."""

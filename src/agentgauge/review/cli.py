@@ -84,8 +84,8 @@ def _apply_options(
     ref: str, *, judge: str | None, judge_url: str | None, text_model: str | None, db: Path
 ) -> Suite:
     from agentgauge.config import SuiteError, load_suite
+    from agentgauge.metrics.text import TEXT_METRICS
     from agentgauge.review.judge_client import JudgeSettings
-    from agentgauge.review.pipeline import TIERS
 
     suite = load_suite(ref)
     update: dict[str, Any] = {}
@@ -100,11 +100,16 @@ def _apply_options(
             *suite.metrics,
             *(m for m in _QUALITY_JUDGES if m not in suite.metrics),
         ]
+    # the Tier 1 model goes in the suite's shared [text] table: one model, one best reference
+    text = dict(suite.text or {})
     options = {name: dict(opts) for name, opts in suite.options.items()}
-    for name in update.get("metrics", suite.metrics):
-        if name in TIERS["tier1"][1] and name != "time_taken":
-            chosen = text_model or options.get(name, {}).get("model") or PACKAGED_TEXT_MODEL
-            options[name] = {**options.get(name, {}), "model": chosen}
+    if text_model is not None:
+        text["model"] = text_model
+        for name in TEXT_METRICS & options.keys():
+            options[name].pop("model", None)
+    elif "model" not in text:
+        text["model"] = PACKAGED_TEXT_MODEL
+    update["text"] = text
     update["options"] = options
     chosen_suite = suite.model_copy(update=update)
     chosen_suite.validate_names(f"suite {chosen_suite.name!r}")
