@@ -121,16 +121,17 @@ def test_efficiency_with_step_durations() -> None:
     assert res.details["avg_step_s"] == pytest.approx(0.5)
 
 
-def test_efficiency_falls_back_to_wall_time() -> None:
+def test_efficiency_without_step_durations_is_the_step_score_unless_asked() -> None:
     steps = _steps(*[("llm", {})] * 4)
     trace = _trace(steps).model_copy(update={"duration_s": 8.0})
-    # step = 1 - 4/20 = 0.8; avg = 8 / 4 = 2 s -> time = 1/3
-    # efficiency = 0.56 + 0.1 = 0.66
+    # the ruling: step durations unknown -> the step score alone, 1 - 4/20 = 0.8
     res = _score("efficiency", trace)
-    assert res.value == pytest.approx(0.66)
-    assert res.details["time_source"] == "wall_time"
-    # without the fallback only the step score remains
-    assert _score("efficiency", trace, wall_time_fallback=False).value == pytest.approx(0.8)
+    assert res.value == pytest.approx(0.8)
+    assert res.details["time_source"] is None and res.details["time_score"] is None
+    # with the fallback: avg = 8 / 4 = 2 s -> time = 1/3; 0.7*0.8 + 0.3/3 = 0.66
+    fallback = _score("efficiency", trace, wall_time_fallback=True)
+    assert fallback.value == pytest.approx(0.66)
+    assert fallback.details["time_source"] == "wall_time"
 
 
 def test_efficiency_without_durations_and_beyond_reference() -> None:

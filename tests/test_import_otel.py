@@ -597,10 +597,10 @@ def test_cli_evaluate_otel_computes_behaviour_metrics(tmp_path: Path) -> None:
     assert single["tool_usage"] == pytest.approx(1.0)
     assert single["efficiency"] == pytest.approx(0.72)
     # handoff: agent steps = 4 llm + 3 tool_call + 2 handoff = 9, r = 3/9 -> 1.0.
-    # n = 9, step = 0.55; the handoffs have no duration, so the wall time is used: 5 s / 9,
-    # time = 1/(1 + 5/9) = 9/14; 0.7*0.55 + 0.3*9/14.
+    # n = 9, step = 0.55; the handoffs have no duration, so there is no time score (the
+    # ruling): efficiency = the step score.
     assert handoff["tool_usage"] == pytest.approx(1.0)
-    assert handoff["efficiency"] == pytest.approx(0.385 + 0.3 * 9 / 14)
+    assert handoff["efficiency"] == pytest.approx(0.55)
     # X: one llm step and no tool call, and its spans declare no tool: tool-free, so no
     # tool_usage; n = 1, and its 0.1 s span duration is known: 0.7*0.95 + 0.3/(1 + 0.1).
     # Y has no agent step: no tool_usage.

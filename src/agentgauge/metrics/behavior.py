@@ -504,7 +504,8 @@ class Efficiency:
         ref_step_s: average step duration at which time_score is 0.5 (default 1 s).
         step_weight: weight of step_score when durations are known (default 0.7).
         count: "all" or "agent" (which steps n counts).
-        wall_time_fallback: use trace wall time / n when step durations are incomplete.
+        wall_time_fallback: use trace wall time / n when step durations are incomplete (off by
+            default, as the ruling says: the wall time also holds the environment's time).
         agent_kinds: step kinds that are agent steps (for ``count="agent"``).
         environment_agents: ``Step.agent`` values that are the environment.
     """
@@ -518,7 +519,7 @@ class Efficiency:
         ref_step_s: float = 1.0,
         step_weight: float = 0.7,
         count: str = "agent",
-        wall_time_fallback: bool = True,
+        wall_time_fallback: bool = False,
         agent_kinds: Sequence[str] = DEFAULT_AGENT_KINDS,
         environment_agents: Sequence[str] = DEFAULT_ENVIRONMENT_AGENTS,
     ) -> None:
