@@ -144,11 +144,16 @@ def test_missing_required_and_type_errors() -> None:
     )
 
 
-def test_unexpected_parameter_is_an_error_unless_allowed() -> None:
+def test_unexpected_parameter_passes_the_spec_metrics_unless_strict() -> None:
+    # the spec checks required parameters and types only; the values modes flag the extra one
     trace = _trace(READ_CONFIG, [_call("read_file", file_path="config.json", mode="rb")])
-    result = parameter_accuracy(trace)
-    assert result.value == 0.0 and result.details["errors"] == ["unexpected_param:mode"]
-    assert parameter_accuracy(trace, allow_unexpected=True).value == 1.0
+    assert parameter_accuracy(trace).value == 1.0
+    assert execution_success(trace).value == 1.0
+    strict = parameter_accuracy(trace, allow_unexpected=False)
+    assert strict.value == 0.0 and strict.details["errors"] == ["unexpected_param:mode"]
+    assert execution_success(trace, allow_unexpected=False).value == 0.0
+    values = ValueAccuracy(mode="strict").score(trace)
+    assert values.value == 0.0 and "unexpected_param:mode" in values.details["errors"]
 
 
 def test_no_call_when_one_is_expected() -> None:

@@ -114,13 +114,16 @@ def tool_selection(trace: Trace) -> MetricResult:
 
 
 @metric("parameter_accuracy", description="required parameters present, types valid")
-def parameter_accuracy(trace: Trace, *, allow_unexpected: bool = False) -> MetricResult:
+def parameter_accuracy(trace: Trace, *, allow_unexpected: bool = True) -> MetricResult:
     """1.0 iff each expected call has a same-tool call whose arguments fit the expected
     tool's schema (required present, types valid; values not compared).
 
     Args:
         trace: the sample.
-        allow_unexpected: accept arguments the schema does not list (JSON Schema's default).
+        allow_unexpected: accept arguments the schema does not list (the spec checks required
+            parameters and types only, as DeepFabric does, and JSON Schema allows them unless
+            ``additionalProperties`` is false). False makes them ``unexpected_param:<p>``
+            errors, as strict APIs do; ``value_accuracy`` reports them in its own modes.
     """
     if (failed := _run_failure(trace)) is not None:
         return failed
@@ -138,13 +141,14 @@ def parameter_accuracy(trace: Trace, *, allow_unexpected: bool = False) -> Metri
 
 
 @metric("execution_success", description="correct tool and valid parameters")
-def execution_success(trace: Trace, *, allow_unexpected: bool = False) -> MetricResult:
+def execution_success(trace: Trace, *, allow_unexpected: bool = True) -> MetricResult:
     """1.0 iff tool selection is right and the parameters are valid (a no-call sample: iff no
     call was made).
 
     Args:
         trace: the sample.
-        allow_unexpected: accept arguments the schema does not list.
+        allow_unexpected: accept arguments the schema does not list (see
+            :func:`parameter_accuracy`).
     """
     if (failed := _run_failure(trace)) is not None:
         return failed
