@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ["HF_HUB_OFFLINE"] = "1"
+os.environ["TRANSFORMERS_OFFLINE"] = "1"
+os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
 os.environ["COLUMNS"] = "200"  # rich tables in CLI output are not truncated
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"

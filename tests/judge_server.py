@@ -55,6 +55,8 @@ class JudgeServer:
     in_flight: int = 0
     max_in_flight: int = 0
     delay_s: float = 0.0
+    pace: threading.Barrier | None = None
+    """When set, each request waits until the barrier's number of requests are in flight."""
     error_body: str = '{"error": {"message": "internal error", "type": "server_error"}}'
     lock: threading.Lock = field(default_factory=threading.Lock)
     port: int = 0
@@ -104,6 +106,8 @@ def _handler(server: JudgeServer) -> type[BaseHTTPRequestHandler]:
 
         def _answer(self, body: dict[str, Any]) -> None:
             action = server.next_action()
+            if server.pace is not None:
+                server.pace.wait()  # a timeout breaks it, and the request then fails
             if server.delay_s:
                 time.sleep(server.delay_s)
             if action == "500":

@@ -7,11 +7,12 @@ import json
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from agentgauge.agents.chat import ChatAgent
+from agentgauge.agents.chat import ChatAgent, from_env
 from agentgauge.agents.protocol import run_agent, tool
 from agentgauge.model import StepKind, Task
 
@@ -31,6 +32,8 @@ class _Script:
         self.headers: list[dict[str, str]] = []
         self.answer_after = answer_after
         self.bad_arguments = bad_arguments
+        self.status = 200
+        self.raw_body: bytes | None = None
 
     def reply(self, body: dict[str, Any]) -> dict[str, Any]:
         n = len(self.requests)
@@ -73,8 +76,8 @@ def server() -> Iterator[tuple[str, _Script]]:
             reply = script.reply(body)
             script.requests.append(body)
             script.headers.append(dict(self.headers))
-            data = json.dumps(reply).encode()
-            self.send_response(200)
+            data = script.raw_body if script.raw_body is not None else json.dumps(reply).encode()
+            self.send_response(script.status)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
@@ -224,3 +227,47 @@ def test_api_key_is_sent_but_never_recorded(
     trace = run_agent(ChatAgent(url, "scripted", [add], api_key_env="AG_TEST_KEY"), TASK, _params())
     assert script.headers[0]["Authorization"] == "Bearer sk-secret-value"
     assert "sk-secret-value" not in trace.model_dump_json()
+
+
+@pytest.mark.parametrize(
+    ("status", "body", "message"),
+    [
+        (500, b'{"error": "overloaded"}', 'HTTP 500: {"error": "overloaded"}'),
+        (200, b"<html>not json</html>", "unreadable response"),
+        (200, b'{"choices": []}', "unreadable response"),
+    ],
+)
+def test_a_failing_endpoint_ends_the_run_with_the_reason(
+    server: tuple[str, _Script], status: int, body: bytes, message: str
+) -> None:
+    url, script = server
+    script.status, script.raw_body = status, body
+    trace = run_agent(ChatAgent(url, "scripted", [add]), TASK, _params())
+    assert trace.output is None
+    assert message in str(trace.metadata["error"])
+    assert trace.steps[-1].kind is StepKind.error and message in (trace.steps[-1].error or "")
+
+
+def test_from_env_builds_the_agent_and_names_what_is_missing(
+    server: tuple[str, _Script], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    url, script = server
+    for name in ("AGENTGAUGE_CHAT_BASE_URL", "AGENTGAUGE_CHAT_MODEL", "AGENTGAUGE_CHAT_TOOLS"):
+        monkeypatch.delenv(name, raising=False)
+    with pytest.raises(ValueError, match="set AGENTGAUGE_CHAT_BASE_URL and AGENTGAUGE_CHAT_MODEL"):
+        from_env()
+    (tmp_path / "env_tools.py").write_text(
+        'def double(x: int) -> int:\n    """Twice x."""\n    return 2 * x\n'
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("AGENTGAUGE_CHAT_BASE_URL", url)
+    monkeypatch.setenv("AGENTGAUGE_CHAT_MODEL", "env-model")
+    monkeypatch.setenv("AGENTGAUGE_CHAT_TOOLS", "env_tools:nope")
+    with pytest.raises(ValueError, match="AGENTGAUGE_CHAT_TOOLS: cannot load 'env_tools:nope'"):
+        from_env()
+    monkeypatch.setenv("AGENTGAUGE_CHAT_TOOLS", "env_tools:double")
+    script.answer_after = 0
+    run_agent(from_env(), TASK, _params())
+    (request,) = script.requests
+    assert request["model"] == "env-model"
+    assert [t["function"]["name"] for t in request["tools"]] == ["double"]

@@ -179,14 +179,26 @@ def test_load_agent_variants(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
         "def make():\n"
         "    return A()\n"
         "instance = A()\n"
-        "not_an_agent = 3\n",
+        "not_an_agent = 3\n"
+        "def needs_args(x):\n"
+        "    return A()\n"
+        "def gives_nothing():\n"
+        "    return 3\n",
         encoding="utf-8",
     )
     monkeypatch.chdir(tmp_path)
     monkeypatch.syspath_prepend(str(tmp_path))
     try:
+        task = Task(id="t")
         for ref in ("my_agents:A", "my_agents:make", "my_agents:instance"):
-            assert hasattr(load_agent(ref), "run")
+            agent = load_agent(ref)
+            assert not isinstance(agent, type) and agent.run(task, {}, None) == 1
+        with pytest.raises(AgentLoadError, match=r"'not_an_agent' \(of type int\) is not an agent"):
+            load_agent("my_agents:not_an_agent")
+        with pytest.raises(AgentLoadError, match="cannot be called without arguments"):
+            load_agent("my_agents:needs_args")
+        with pytest.raises(AgentLoadError, match="gives no object with a run"):
+            load_agent("my_agents:gives_nothing")
         with pytest.raises(AgentLoadError, match="expected 'module:factory'"):
             load_agent("my_agents")
         with pytest.raises(AgentLoadError, match="has no 'missing'"):

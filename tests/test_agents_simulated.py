@@ -121,7 +121,6 @@ def test_tool_usage_threshold_gates_tool_use() -> None:
     assert nothing.tool_calls == []
     assert all(c.name == "calculate" for c in everything.tool_calls)
     middle = _run(tool_usage_threshold=0.5)
-    assert 0 <= len(middle.tool_calls) <= 3
     # complexities in the document decide which readings use the tool
     assert isinstance(HARD.input, dict)
     doc = str(HARD.input["document"])

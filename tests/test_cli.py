@@ -107,7 +107,10 @@ def test_evaluate_good_and_bad_lines_json_csv_html(tmp_path: Path) -> None:
     # self-contained: nothing is loaded from elsewhere
     assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", page)
     assert "<link" not in page and "@import" not in page
-    assert "4:" in result.output or "could not be read" in result.output
+    # the terminal names both bad lines with their file, line and field
+    assert "2 input lines could not be read" in result.output
+    assert f"{data}:4: invalid JSON" in result.output
+    assert f"{data}:7: task: Field required" in result.output
 
 
 def test_fail_under_and_usage_errors(tmp_path: Path) -> None:
@@ -248,3 +251,36 @@ def test_sigkill_then_resume_scores_every_sample_exactly_once(tmp_path: Path) ->
     assert ids == [f"r{i}" for i in range(n)]
     assert doc["status"] == "completed"
     assert [s["metrics"]["slow_plugin"] for s in doc["samples"]] == [(i % 5) / 4 for i in range(n)]
+
+
+def test_schema_is_the_trace_schema_and_validates_a_line() -> None:
+    import jsonschema  # the reference validator (the dev extra)
+
+    result = runner.invoke(app, ["schema"])
+    assert result.exit_code == 0
+    schema = json.loads(result.output)
+    validator = jsonschema.Draft202012Validator(schema)
+    good = json.loads(_lines(1)[0])
+    assert list(validator.iter_errors(good)) == []
+    assert Trace.model_validate(good).id == good["id"]
+    # what the reader refuses, the schema refuses too
+    for bad in ({"id": "x"}, {**good, "steps": [{"index": 0, "kind": "dance"}]}):
+        assert list(validator.iter_errors(bad)) != []
+
+
+def test_metrics_lists_every_registered_metric_with_its_direction() -> None:
+    result = runner.invoke(app, ["metrics"])
+    assert result.exit_code == 0
+    rows = {line.split("│")[1].strip(): line for line in result.output.splitlines() if "│" in line}
+    for name in ("accuracy", "tool_selection", "semantic", "communication_overhead", "cli_steps"):
+        assert name in rows
+    assert "lower" in rows["communication_overhead"] and "higher" in rows["accuracy"]
+
+
+def test_an_unknown_executor_is_refused(tmp_path: Path) -> None:
+    data = tmp_path / "t.jsonl"
+    data.write_text(_lines(1)[0] + "\n")
+    res = runner.invoke(
+        app, ["evaluate", str(data), "--db", str(tmp_path / "x.db"), "--executor", "x"]
+    )
+    assert res.exit_code == 2 and "--executor must be 'local' or 'ray'" in res.output

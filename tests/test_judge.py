@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -429,7 +430,8 @@ def test_budget_max_cost(server: JudgeServer, tmp_path: Path) -> None:
 
 
 def test_batch_runs_concurrently_up_to_the_limit(server: JudgeServer, tmp_path: Path) -> None:
-    server.delay_s = 0.2
+    # the server answers only when two calls are in flight together; a third would be seen
+    server.pace = threading.Barrier(2, timeout=5.0)
     traces = _distinct_planning_traces(4)
     judge = create_metric("planning_rationality", _options(server, tmp_path, concurrency=2))
     results = judge.score_batch(traces)

@@ -315,7 +315,7 @@ def test_run_against_local_server_then_score_and_inspect(
 ) -> None:
     questions, answers = _bfcl_slice(shared_data, tmp_path, "simple_python", 5)
     query = {row["id"]: row["question"][0][-1]["content"] for row in _lines(questions, 5)}
-    state = ServerState(slow_s=0.5)
+    state = ServerState()
     triangle = tool_message("calculate_triangle_area", {"base": 10, "height": 5})
     state.by_query = {
         query["simple_python_0"]: triangle,
@@ -333,7 +333,7 @@ def test_run_against_local_server_then_score_and_inspect(
         result = _invoke(
             "run", "--endpoint", base, "--model", "scripted", "--dataset", str(questions),
             "--answers", str(answers), "--format", "bfcl", "--out", str(out),
-            "--concurrency", "3", "--timeout", "0.2", "--max-retries", "2",
+            "--concurrency", "3", "--timeout", "1", "--max-retries", "2",
             "--api-key-env", "AG_CLI_KEY", "--json", str(report), "--db", str(db),
             "--jobs", "1", "--no-progress",
         )  # fmt: skip
@@ -357,7 +357,7 @@ def test_run_against_local_server_then_score_and_inspect(
     ]
     assert predictions["simple_python_2"]["attempts"] == 3
     assert predictions["simple_python_3"]["error"] == (
-        "timeout: no complete response within 0.2 s (after 3 attempts)"
+        "timeout: no complete response within 1 s (after 3 attempts)"
     )
     assert predictions["simple_python_4"]["error"].startswith("response body is not JSON")
 
@@ -383,7 +383,7 @@ def test_run_against_local_server_then_score_and_inspect(
     failed = {row["id"]: row for row in json.loads(listing.read_text())["failures"]}
     assert failed["simple_python_2"]["predicted"] == 'get_weather(city="Rome")'
     assert failed["simple_python_3"]["error"] == (
-        "run_error (timeout: no complete response within 0.2 s (after 3 attempts))"
+        "run_error (timeout: no complete response within 1 s (after 3 attempts))"
     )
 
     for text in (

@@ -347,7 +347,15 @@ def test_overall_default_and_custom_weights() -> None:
 
 
 def test_suite_weights_match_the_spec_and_engine_scores_the_suite() -> None:
-    assert BUILTIN_SUITES["toolcall"]["weights"] == DEFAULT_WEIGHTS
+    # tool-calling-metrics.md: 40% / 35% / 25%, response quality 0
+    spec = {
+        "tool_selection": 0.40,
+        "parameter_accuracy": 0.35,
+        "execution_success": 0.25,
+        "response_quality": 0.0,
+    }
+    assert BUILTIN_SUITES["toolcall"]["weights"] == spec
+    assert spec == DEFAULT_WEIGHTS
     suite = load_suite("toolcall")
     suite = suite.model_copy(update={"options": {"value_accuracy": {"mode": "lenient"}}})
     traces = [

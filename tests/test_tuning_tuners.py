@@ -15,7 +15,7 @@ from agentgauge.metrics.base import MetricResult, metric
 from agentgauge.model import JSON, Task, Trace
 from agentgauge.scoring import composite
 from agentgauge.tuning.bayes import BayesSearch
-from agentgauge.tuning.objective import Objective, repeat_seeds
+from agentgauge.tuning.objective import Objective, grid_optimum, repeat_seeds
 from agentgauge.tuning.random_search import RandomSearch
 from agentgauge.tuning.rl import Reinforce
 from agentgauge.tuning.space import ParameterSpace, ParamSpec
@@ -78,6 +78,15 @@ def test_objective_is_the_mean_composite_over_tasks_and_repeats() -> None:
     )
     with pytest.raises(ValueError, match="'nope' is not in suite 'behavior'"):
         Objective(SimulatedAgent(), tasks, suite, ParameterSpace(), metric="nope")
+
+
+def test_grid_optimum_is_the_best_point_by_level() -> None:
+    objective = _echo_objective()  # level 1 − |x − 0.3|
+    grid = [{"x": x} for x in (0.0, 0.2, 0.35, 0.9)]
+    calls: list[int] = []
+    params, level, count = grid_optimum(objective, grid, on_point=lambda: calls.append(1))
+    assert params == {"x": 0.35} and level == pytest.approx(0.95)
+    assert count == 4 and len(calls) == 4
 
 
 def test_score_cache_gives_the_same_result() -> None:

@@ -62,7 +62,8 @@ class ServerState:
     seen: Counter[str] = field(default_factory=Counter)
     in_flight: int = 0
     max_in_flight: int = 0
-    slow_s: float = 0.6
+    slow_s: float = 3.0  # well past the tests' 1 s deadline, on a loaded machine too
+    pace: threading.Barrier = field(default_factory=lambda: threading.Barrier(2, timeout=5.0))
     lock: threading.Lock = field(default_factory=threading.Lock)
     by_query: dict[str, str | dict[str, Any]] = field(default_factory=dict)
     """last user message -> the assistant message to return, or the name of a script."""
@@ -181,7 +182,13 @@ class _Handler(BaseHTTPRequestHandler):
             time.sleep(state.slow_s)
             self._json(200, completion({"role": "assistant", "content": "late"}))
         elif name == "paced":
-            time.sleep(0.05)
+            # answers only when `paced_together` requests are in flight at once: a client that
+            # never overlaps its requests gets a 503 here instead of an answer
+            try:
+                state.pace.wait()
+            except threading.BrokenBarrierError:
+                self._json(503, {"error": {"message": "paced requests did not overlap"}})
+                return
             self._json(200, completion({"role": "assistant", "content": "done"}))
         else:
             self._json(404, {"error": {"message": f"unknown script {name}"}})

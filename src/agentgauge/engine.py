@@ -420,12 +420,17 @@ class _RayRunner:
         self._ray = ray
         self._started_here = not ray.is_initialized()
         if self._started_here:
+            local: dict[str, Any] = {}
+            if address is None:
+                # a cluster started here stays on this machine and reports nothing anywhere
+                os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+                local = {"num_cpus": n_jobs, "_node_ip_address": "127.0.0.1"}
             ray.init(
                 address=address,
-                num_cpus=n_jobs if address is None else None,
                 include_dashboard=False,
                 log_to_driver=False,
                 configure_logging=False,
+                **local,
             )
         self._task = ray.remote(_score_batch_on_ray)
         self._suite_ref = ray.put(suite.model_dump_json())

@@ -570,7 +570,17 @@ def load_agent(ref: str) -> Any:
     except AttributeError:
         raise AgentLoadError(f"--agent {ref!r}: module {module_name!r} has no {attr!r}") from None
     if not hasattr(obj, "run") or inspect.isclass(obj):
-        obj = obj()
+        if not callable(obj):
+            raise AgentLoadError(
+                f"--agent {ref!r}: {attr!r} (of type {type(obj).__name__}) is not an agent, "
+                "a class or a factory"
+            )
+        try:
+            obj = obj()
+        except TypeError as exc:
+            raise AgentLoadError(
+                f"--agent {ref!r}: {attr!r} cannot be called without arguments: {exc}"
+            ) from None
     if not callable(getattr(obj, "run", None)):
         raise AgentLoadError(f"--agent {ref!r}: {attr!r} gives no object with a run() method")
     return obj
