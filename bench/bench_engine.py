@@ -1,7 +1,9 @@
 """Engine throughput: the behaviour suite over generated 10-step traces, store writes included.
 
 Each configuration runs in a fresh process so that its peak memory is its own. Prints a
-table: traces/s and peak resident memory (the main process, and with its workers).
+table: traces/s and peak resident memory (the main process, and with its workers), and the
+time to report the stored run (the terminal summary and the JSON document), which reads every
+sample back from the store.
 
     python bench/bench_engine.py [--n 100000]
 """
@@ -9,6 +11,7 @@ table: traces/s and peak resident memory (the main process, and with its workers
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import random
 import resource
@@ -84,8 +87,12 @@ def _generate(path: Path, n: int) -> None:
 
 
 def _worker(path: Path, jobs: int) -> None:
+    from rich.console import Console
+
     from agentgauge.config import load_suite
     from agentgauge.engine import evaluate, iter_sources
+    from agentgauge.report.export import write_result_json
+    from agentgauge.report.terminal import print_summary
     from agentgauge.store import Store
 
     db = path.with_suffix(f".{jobs}.db")
@@ -102,10 +109,26 @@ def _worker(path: Path, jobs: int) -> None:
             batch_size=256,
         )
         n = store.get_run(run_id).n_samples
-    elapsed = time.perf_counter() - start
-    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        elapsed = time.perf_counter() - start
+        own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        report_start = time.perf_counter()
+        print_summary(store, run_id, Console(file=io.StringIO()))
+        write_result_json(store, run_id, db.with_suffix(".json"))
+        report_s = time.perf_counter() - report_start
+    report_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-    print(json.dumps({"n": n, "seconds": elapsed, "rss_mb": own, "child_rss_mb": children}))
+    print(
+        json.dumps(
+            {
+                "n": n,
+                "seconds": elapsed,
+                "report_seconds": report_s,
+                "report_rss_mb": report_rss,
+                "rss_mb": own,
+                "child_rss_mb": children,
+            }
+        )
+    )
 
 
 def _in_memory(path: Path, limit: int) -> dict[str, float]:
@@ -162,6 +185,12 @@ def main() -> None:
     print(
         f"{'metrics only, parsed traces in memory':<44}{ref['n'] / ref['seconds']:>10,.0f}"
         f"{ref['seconds']:>9.1f}{'—':>13}"
+    )
+    report = rows[0][1]
+    print(
+        f"{'report the stored run (summary + JSON)':<44}"
+        f"{report['n'] / report['report_seconds']:>10,.0f}{report['report_seconds']:>9.1f}"
+        f"{report['report_rss_mb']:>13.0f}"
     )
 
 

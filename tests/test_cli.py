@@ -147,6 +147,14 @@ def test_fail_under_and_usage_errors(tmp_path: Path) -> None:
     assert res.exit_code == 2
     res = runner.invoke(app, ["evaluate", "--db", db])
     assert res.exit_code == 2 and "at least one trace file" in res.output
+    # a bad option value is refused before any run is recorded, whatever the jobs
+    bad_value = tmp_path / "bad_value.toml"
+    bad_value.write_text('extends = "behavior"\n[options.efficiency]\nmax_steps_ref = "abc"\n')
+    for jobs in ("1", "2"):
+        args = ["evaluate", str(data), "--suite", str(bad_value), "--db", db, "--jobs", jobs]
+        res = runner.invoke(app, args)
+        assert res.exit_code == 2 and str(bad_value) in res.output
+        assert "option 'max_steps_ref': expected a number, got 'abc'" in res.output
     listed = runner.invoke(app, ["runs", "--db", db])
     assert listed.exit_code == 0 and listed.output.count("completed") == 2
     run_id = json.loads(

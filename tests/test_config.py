@@ -59,6 +59,14 @@ accept = 0.9
         ('metrics = ["cfg_len"\n', "cannot read suite file"),
         ('extends = "nothing"\n', "extends: unknown suite 'nothing'"),
         ('extends = "review"\n[text]\nmodle = "x"\n', "text: unknown option 'modle'"),
+        (
+            'metrics = ["cfg_len"]\n[options.cfg_len]\nlimit = "abc"\n',
+            "option 'limit': expected a number, got 'abc'",
+        ),
+        (
+            'extends = "behavior"\n[options.efficiency]\nmax_steps_ref = 0\n',
+            "max_steps_ref must be > 0",
+        ),
     ],
 )
 def test_bad_suite_files_name_the_key(tmp_path: Path, body: str, message: str) -> None:

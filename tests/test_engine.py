@@ -2,6 +2,7 @@
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -9,7 +10,7 @@ from agentgauge.config import Suite
 from agentgauge.engine import evaluate, iter_sources, score_traces
 from agentgauge.metrics.base import MetricResult, metric
 from agentgauge.model import Step, Task, Trace
-from agentgauge.report.export import result_document
+from agentgauge.report.export import result_document, write_result_json
 from agentgauge.store import Store, redact_secrets
 
 CALLS: list[str] = []
@@ -83,6 +84,17 @@ def test_evaluate_streams_files_and_records_bad_lines(tmp_path: Path, jobs: int)
             sources=[str(path)],
         )
         doc = result_document(store, run_id)
+        # the streamed file is the same document (plus the extra keys and the sample hook)
+        written = tmp_path / "streamed.json"
+
+        def mark(sample: dict[str, Any]) -> None:
+            sample["seen"] = True
+
+        write_result_json(store, run_id, written, extra={"note": "x"}, sample_hook=mark)
+    streamed = json.loads(written.read_text(encoding="utf-8"))
+    assert streamed.pop("note") == "x"
+    assert all(s.pop("seen") for s in streamed["samples"])
+    assert streamed == json.loads(json.dumps(doc))
     assert doc["status"] == "completed"
     assert len(doc["samples"]) == 298
     assert [(e["line"], e["field"]) for e in doc["errors"]] == [(5, None), (10, "task")]
@@ -229,3 +241,20 @@ def test_ray_executor_gives_the_local_results(tmp_path: Path) -> None:
     assert len(docs[0]["samples"]) == len(docs[1]["samples"]) > 0
     assert docs[0]["samples"] == docs[1]["samples"]
     assert docs[0]["aggregate"] == docs[1]["aggregate"]
+
+
+def test_a_version_1_store_gains_the_per_sample_index(tmp_path: Path) -> None:
+    db = tmp_path / "old.db"
+    with Store(db) as store:
+        store.connection.executescript(
+            "DROP INDEX metric_values_by_sample; PRAGMA user_version = 1;"
+        )
+    with Store(db) as store:
+        version = store.connection.execute("PRAGMA user_version").fetchone()[0]
+        plan = store.connection.execute(
+            "EXPLAIN QUERY PLAN SELECT metric FROM metric_values "
+            "INDEXED BY metric_values_by_sample WHERE run_id = 'r' AND sample_key = 'k'"
+        ).fetchall()
+    assert version == 2
+    # a sample's values are found through the index, not by scanning its whole run
+    assert "metric_values_by_sample (run_id=? AND sample_key=?)" in str([tuple(r) for r in plan])

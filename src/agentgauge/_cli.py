@@ -49,7 +49,7 @@ def write_outputs(
         fail_under: exit 1 when the mean composite is below this.
         extra: top-level keys a domain adds to the JSON document.
     """
-    from agentgauge.report.export import result_document, run_aggregate, write_csv, write_json
+    from agentgauge.report.export import run_aggregate, write_csv, write_result_json
     from agentgauge.report.html import write_html
     from agentgauge.report.terminal import print_summary
     from agentgauge.store import Store
@@ -57,7 +57,7 @@ def write_outputs(
     with Store(store_path) as store:
         print_summary(store, run_id, console)
         if json_out:
-            write_json({**result_document(store, run_id), **(extra or {})}, json_out)
+            write_result_json(store, run_id, json_out, extra=extra)
             console.print(f"wrote {json_out}")
         if csv_out:
             write_csv(store, run_id, csv_out)

@@ -240,4 +240,8 @@ def load_suite(ref: str | Path) -> Suite:
     if not suite.metrics:
         raise SuiteError(f"{path}: metrics: the suite names no metric")
     suite.validate_names(str(path))
+    try:
+        suite.build_metrics()  # an option's value is checked now, not in a worker later
+    except SuiteError as exc:
+        raise SuiteError(f"{path}: {exc}") from None
     return suite

@@ -289,6 +289,8 @@ def evaluate(
         The run id.
     """
     suite = _judge_cache_in_store(suite, store)
+    # built here first, so that a bad option fails before a run is recorded or a worker starts
+    built = suite.build_metrics()
     if resume:
         if run_id is None:
             raise ValueError("resume needs the run_id of the run to continue")
@@ -316,7 +318,7 @@ def evaluate(
     elif n_jobs > 1:
         runner = _PoolRunner(suite, n_jobs)
     else:
-        runner = _InlineRunner(suite)
+        runner = _InlineRunner(suite, built)
     try:
         with Progress(
             TextColumn("[bold]scoring[/]"),
@@ -353,9 +355,9 @@ class _BatchRunner(Protocol):
 class _InlineRunner:
     """Scores in this process, metrics built once."""
 
-    def __init__(self, suite: Suite) -> None:
+    def __init__(self, suite: Suite, metrics: Sequence[Metric]) -> None:
         self._suite = suite
-        self._metrics = suite.build_metrics()
+        self._metrics = metrics
 
     def run(self, batches: Iterator[Batch]) -> Iterator[Outcome]:
         for batch in batches:

@@ -32,7 +32,7 @@ __all__ = [
     "redact_secrets",
 ]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 JUDGE_CACHE_SCHEMA = """
 CREATE TABLE IF NOT EXISTS judge_cache (
@@ -104,6 +104,9 @@ _MIGRATIONS: dict[int, str] = {
     """
     + JUDGE_CACHE_SCHEMA
     + ";",
+    # a sample's metric values are read by sample: without this index every read scanned the
+    # whole run (quadratic summaries and exports)
+    2: "CREATE INDEX metric_values_by_sample ON metric_values(run_id, sample_key)",
 }
 
 # "token" but not "max_tokens" / "input_tokens" (counts) nor "tokenizer".
@@ -432,6 +435,13 @@ class Store:
             )
         ]
 
+    def mean_coverage(self, run_id: str) -> float | None:
+        """The mean of the samples' coverage (None for a run without samples)."""
+        row = self._db.execute(
+            "SELECT AVG(coverage) FROM samples WHERE run_id = ?", (run_id,)
+        ).fetchone()
+        return None if row[0] is None else float(row[0])
+
     def iter_samples(
         self, run_id: str, *, order: str = "seq", limit: int | None = None, with_trace: bool = False
     ) -> Iterator[dict[str, Any]]:
@@ -450,9 +460,10 @@ class Store:
         sql = f"SELECT * FROM samples WHERE run_id = ? ORDER BY {order_sql}"
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
+        # without statistics SQLite prefers the primary key's run_id prefix: a scan per sample
         metric_sql = (
             "SELECT metric, value, reason, error FROM metric_values "
-            "WHERE run_id = ? AND sample_key = ?"
+            "INDEXED BY metric_values_by_sample WHERE run_id = ? AND sample_key = ?"
         )
         order_of = {name: i for i, name in enumerate(self.metric_names(run_id))}
         for row in self._db.execute(sql, (run_id,)):

@@ -255,10 +255,37 @@ def create_metric(name: str, options: dict[str, Any] | None = None) -> Metric:
             f"metric {name!r} has no option {unknown[0]!r}; its options: "
             + (", ".join(sorted(info.options)) or "none")
         )
+    for key, value in options.items():
+        if (problem := _type_mismatch(info.options[key], value)) is not None:
+            raise MetricOptionError(f"metric {name!r}: option {key!r}: {problem}")
     try:
         return info.factory(**options)
     except (TypeError, ValueError) as exc:
         raise MetricOptionError(f"metric {name!r}: {exc}") from exc
+
+
+def _type_mismatch(default: Any, value: Any) -> str | None:
+    """Why ``value`` cannot stand where the option's ``default`` does (None when it can).
+
+    Options are checked against their default's type, so that a suite file's ``"abc"`` for a
+    number is named as such instead of failing later inside the metric.
+    """
+    if default is None or value is None:
+        return None
+    if isinstance(default, bool):
+        expected, ok = "true or false", isinstance(value, bool)
+    elif isinstance(default, int | float):
+        ok = isinstance(value, int | float) and not isinstance(value, bool)
+        expected = "a number"
+    elif isinstance(default, str):
+        expected, ok = "a string", isinstance(value, str)
+    elif isinstance(default, list | tuple):
+        expected, ok = "a list", isinstance(value, list | tuple)
+    elif isinstance(default, dict):
+        expected, ok = "a table", isinstance(value, dict)
+    else:
+        return None
+    return None if ok else f"expected {expected}, got {value!r}"
 
 
 def score_many(metric_obj: Metric, traces: Sequence[Trace]) -> list[MetricResult]:

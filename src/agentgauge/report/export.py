@@ -15,6 +15,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,12 +24,14 @@ from agentgauge.stats import Summary, summarize
 from agentgauge.store import RunInfo, Store
 
 __all__ = [
+    "SampleHook",
     "result_document",
     "run_aggregate",
     "run_verdict",
     "sample_document",
     "write_csv",
     "write_json",
+    "write_result_json",
 ]
 
 
@@ -80,18 +83,15 @@ def sample_document(row: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def result_document(store: Store, run_id: str) -> dict[str, Any]:
-    """The whole run as the JSON contract's document.
+SampleHook = Callable[[dict[str, Any]], None]
+"""Adds a domain's keys to one sample document (in place)."""
 
-    Args:
-        store: the results store.
-        run_id: the run (a unique prefix is accepted).
-    """
-    run = store.get_run(run_id)
+
+def _head(store: Store, run: RunInfo) -> dict[str, Any]:
+    """The document's keys before ``samples``: the run, its config and the aggregate."""
     aggregate = run_aggregate(store, run.id)
-    coverages = [s["coverage"] for s in store.iter_samples(run.id)]
     composite = aggregate["composite"].as_dict()
-    composite["mean_coverage"] = sum(coverages) / len(coverages) if coverages else None
+    composite["mean_coverage"] = store.mean_coverage(run.id)
     composite.update(run_verdict(run, aggregate["composite"].mean))
     return {
         "run_id": run.id,
@@ -102,9 +102,69 @@ def result_document(store: Store, run_id: str) -> dict[str, Any]:
         "sources": run.sources,
         "config": run.config,
         "aggregate": {**{k: v.as_dict() for k, v in aggregate.items()}, "composite": composite},
-        "samples": [sample_document(row) for row in store.iter_samples(run.id)],
+    }
+
+
+def _samples(store: Store, run_id: str, hook: SampleHook | None) -> Iterator[dict[str, Any]]:
+    for row in store.iter_samples(run_id):
+        sample = sample_document(row)
+        if hook is not None:
+            hook(sample)
+        yield sample
+
+
+def result_document(
+    store: Store, run_id: str, *, sample_hook: SampleHook | None = None
+) -> dict[str, Any]:
+    """The whole run as the JSON contract's document, in memory (see
+    :func:`write_result_json` to write a large run without holding it).
+
+    Args:
+        store: the results store.
+        run_id: the run (a unique prefix is accepted).
+        sample_hook: adds a domain's keys to each sample.
+    """
+    run = store.get_run(run_id)
+    return {
+        **_head(store, run),
+        "samples": list(_samples(store, run.id, sample_hook)),
         "errors": store.read_errors(run.id),
     }
+
+
+def write_result_json(
+    store: Store,
+    run_id: str,
+    path: str | Path,
+    *,
+    extra: dict[str, Any] | None = None,
+    sample_hook: SampleHook | None = None,
+) -> None:
+    """Write the run's document (:func:`result_document`) sample by sample: memory stays flat
+    whatever the run's size.
+
+    Args:
+        store: the results store.
+        run_id: the run (a unique prefix is accepted).
+        path: the output file.
+        extra: top-level keys a domain adds to the document.
+        sample_hook: adds a domain's keys to each sample.
+    """
+    run = store.get_run(run_id)
+    head = {**_head(store, run), **(extra or {})}
+    with Path(path).open("w", encoding="utf-8") as fh:
+        fh.write("{\n")
+        for key, value in head.items():
+            fh.write(f" {_dumps(key)}: {_dumps(value)},\n")
+        fh.write(' "samples": [')
+        for i, sample in enumerate(_samples(store, run.id, sample_hook)):
+            fh.write(("\n  " if i == 0 else ",\n  ") + _dumps(sample))
+        fh.write("\n ],\n")
+        fh.write(f' "errors": {_dumps(store.read_errors(run.id))}\n}}\n')
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(_finite(value), ensure_ascii=False, default=str)
 
 
 def _finite(value: Any) -> Any:

@@ -66,14 +66,16 @@ def print_summary(store: Store, run_id: str, console: Console | None = None) -> 
             f"(weight {verdict['recommendation_weight']:+.1f}) · band [bold]{verdict['band']}[/] "
             "(the suite's thresholds applied to the mean composite)"
         )
-    coverages = [s["coverage"] for s in store.iter_samples(run.id)]
+    coverages, failed = [], 0
+    for sample in store.iter_samples(run.id):
+        coverages.append(sample["coverage"])
+        failed += bool(sample["error"])
     if coverages and min(coverages) < 1.0:
         mean_cov = sum(coverages) / len(coverages)
         console.print(
             f"[yellow]coverage {mean_cov:.0%}[/]: some weighted metrics were not measured; the "
             "composite is renormalised over the metrics that were (see each sample's reasons)."
         )
-    failed = sum(1 for s in store.iter_samples(run.id) if s["error"])
     if failed:
         console.print(f"[red]{failed} samples had a metric error[/] (see the JSON/HTML report).")
     errors = store.read_errors(run.id)

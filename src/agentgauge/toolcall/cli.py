@@ -209,24 +209,13 @@ def _score(
         raise _usage_error(str(exc)) from None
 
 
-def result_document(db: Path, run_id: str) -> dict[str, Any]:
-    """The run's JSON document, each sample with ``valid`` and ``error_type`` added.
-
-    Args:
-        db: the store.
-        run_id: the run.
-    """
-    from agentgauge.report.export import result_document as foundation_document
-    from agentgauge.store import Store
-
-    with Store(db) as store:
-        doc = foundation_document(store, run_id)
-    for sample in doc["samples"]:
-        value = sample["metrics"].get(VALUE_METRIC)
-        sample["valid"] = None if value is None else value >= 1.0
-        details = sample["details"].get(VALUE_METRIC) or {}
-        sample["error_type"] = details.get("error_type")
-    return doc
+def add_verdict(sample: dict[str, Any]) -> None:
+    """Add ``valid`` (the value-level verdict of the chosen mode) and ``error_type`` to one
+    sample of the run's JSON document."""
+    value = sample["metrics"].get(VALUE_METRIC)
+    sample["valid"] = None if value is None else value >= 1.0
+    details = sample["details"].get(VALUE_METRIC) or {}
+    sample["error_type"] = details.get("error_type")
 
 
 def _report(
@@ -236,10 +225,12 @@ def _report(
     html_out: Path | None,
     fail_under: float | None,
 ) -> None:
-    from agentgauge.report.export import write_json
+    from agentgauge.report.export import write_result_json
+    from agentgauge.store import Store
 
     if json_out is not None:
-        write_json(result_document(db, run_id), json_out)
+        with Store(db) as store:
+            write_result_json(store, run_id, json_out, sample_hook=add_verdict)
         console.print(f"wrote {json_out}")
     console.print(f"run id: {run_id}  (agentgauge toolcall failures {run_id} --db {db})")
     unanswered = _count_unanswered(db, run_id)
