@@ -147,6 +147,10 @@ def test_fail_under_and_usage_errors(tmp_path: Path) -> None:
     assert res.exit_code == 2
     res = runner.invoke(app, ["evaluate", "--db", db])
     assert res.exit_code == 2 and "at least one trace file" in res.output
+    # an output in a folder that does not exist is refused before anything runs
+    nowhere = tmp_path / "no_such_folder" / "out.json"
+    res = runner.invoke(app, ["evaluate", str(data), "--db", db, "--json", str(nowhere)])
+    assert res.exit_code == 2 and "no_such_folder' does not exist" in res.output
     # a bad option value is refused before any run is recorded, whatever the jobs
     bad_value = tmp_path / "bad_value.toml"
     bad_value.write_text('extends = "behavior"\n[options.efficiency]\nmax_steps_ref = "abc"\n')

@@ -12,10 +12,23 @@ from rich.console import Console
 console = Console()
 err_console = Console(stderr=True)
 
+
+def output_file(value: Path | None) -> Path | None:
+    """An output option's check, run before the command does any work: the file's folder
+    must exist (a typo there used to cost a finished run's report)."""
+    if value is not None and not value.parent.is_dir():
+        raise typer.BadParameter(f"the folder {str(value.parent)!r} does not exist")
+    return value
+
+
 DbOption = Annotated[Path, typer.Option("--db", help="SQLite results store.")]
 SuiteOption = Annotated[str, typer.Option("--suite", help="Built-in suite name or suite TOML.")]
-JsonOption = Annotated[Path | None, typer.Option("--json", help="Write the results JSON here.")]
-HtmlOption = Annotated[Path | None, typer.Option("--html", help="Write an HTML report here.")]
+JsonOption = Annotated[
+    Path | None, typer.Option("--json", callback=output_file, help="Write the results JSON here.")
+]
+HtmlOption = Annotated[
+    Path | None, typer.Option("--html", callback=output_file, help="Write an HTML report here.")
+]
 
 
 def usage_error(message: str) -> typer.Exit:

@@ -10,7 +10,7 @@ from typing import Annotated, Any
 
 import typer
 
-from agentgauge._cli import DbOption, console, err_console, usage_error, write_outputs
+from agentgauge._cli import DbOption, console, err_console, output_file, usage_error, write_outputs
 from agentgauge.review.cli import review_app
 from agentgauge.toolcall.cli import toolcall_app
 from agentgauge.tuning.cli import register_tuning_commands
@@ -40,9 +40,15 @@ def evaluate(
     ] = "behavior",
     db: DbOption = Path("agentgauge.db"),
     jobs: Annotated[int | None, typer.Option(help="Worker processes (default: cores).")] = None,
-    json_out: Annotated[Path | None, typer.Option("--json", help="Write results JSON.")] = None,
-    csv_out: Annotated[Path | None, typer.Option("--csv", help="Write per-sample CSV.")] = None,
-    html_out: Annotated[Path | None, typer.Option("--html", help="Write an HTML report.")] = None,
+    json_out: Annotated[
+        Path | None, typer.Option("--json", callback=output_file, help="Write results JSON.")
+    ] = None,
+    csv_out: Annotated[
+        Path | None, typer.Option("--csv", callback=output_file, help="Write per-sample CSV.")
+    ] = None,
+    html_out: Annotated[
+        Path | None, typer.Option("--html", callback=output_file, help="Write an HTML report.")
+    ] = None,
     resume: Annotated[str | None, typer.Option(help="Continue the run with this id.")] = None,
     fail_under: Annotated[
         float | None, typer.Option(help="Exit 1 if the mean composite is below this.")
@@ -119,7 +125,10 @@ def evaluate(
 @app.command("import")
 def import_traces(
     paths: Annotated[list[Path], typer.Argument(help="Files to import.")],
-    out: Annotated[Path, typer.Option(help="Native JSONL to write (.jsonl or .jsonl.gz).")],
+    out: Annotated[
+        Path,
+        typer.Option(callback=output_file, help="Native JSONL to write (.jsonl or .jsonl.gz)."),
+    ],
     trace_format: Annotated[str, typer.Option("--format", help="Input format.")] = "otel",
     group_by: Annotated[
         str, typer.Option(help="otel: one trace per 'trace' id or per 'conversation'.")
@@ -190,9 +199,15 @@ def runs(
 def show(
     run_id: Annotated[str, typer.Argument(help="Run id (or a unique prefix).")],
     db: DbOption = Path("agentgauge.db"),
-    json_out: Annotated[Path | None, typer.Option("--json", help="Write results JSON.")] = None,
-    csv_out: Annotated[Path | None, typer.Option("--csv", help="Write per-sample CSV.")] = None,
-    html_out: Annotated[Path | None, typer.Option("--html", help="Write an HTML report.")] = None,
+    json_out: Annotated[
+        Path | None, typer.Option("--json", callback=output_file, help="Write results JSON.")
+    ] = None,
+    csv_out: Annotated[
+        Path | None, typer.Option("--csv", callback=output_file, help="Write per-sample CSV.")
+    ] = None,
+    html_out: Annotated[
+        Path | None, typer.Option("--html", callback=output_file, help="Write an HTML report.")
+    ] = None,
 ) -> None:
     """Print a stored run's summary again (and export it)."""
     from agentgauge.store import Store, StoreError
@@ -214,7 +229,9 @@ def compare(
     db: DbOption = Path("agentgauge.db"),
     by: Annotated[str, typer.Option(help="Pair samples by 'task' or by trace 'id'.")] = "task",
     alpha: Annotated[float, typer.Option(help="Significance level.")] = 0.05,
-    json_out: Annotated[Path | None, typer.Option("--json", help="Write the comparison.")] = None,
+    json_out: Annotated[
+        Path | None, typer.Option("--json", callback=output_file, help="Write the comparison.")
+    ] = None,
     fail_if_worse: Annotated[
         bool, typer.Option(help="Exit 1 if B's composite is significantly worse.")
     ] = False,

@@ -25,6 +25,7 @@ from agentgauge._cli import (
     JsonOption,
     console,
     err_console,
+    output_file,
     usage_error,
     write_outputs,
 )
@@ -331,7 +332,9 @@ def run(
     model: Annotated[str, typer.Option("--model", help="Model name the server knows.")],
     dataset: DatasetOpt,
     fmt: FormatOpt,
-    out: Annotated[Path, typer.Option("--out", help="Predictions JSONL to write.")],
+    out: Annotated[
+        Path, typer.Option("--out", callback=output_file, help="Predictions JSONL to write.")
+    ],
     answers: AnswersOpt = None,
     concurrency: Annotated[int, typer.Option(min=1, help="Requests in flight.")] = 8,
     timeout: Annotated[float, typer.Option(min=0.001, help="Seconds per attempt.")] = 120.0,
@@ -546,7 +549,10 @@ def failures(
     db: DbOption = Path("agentgauge.db"),
     limit: Annotated[int, typer.Option(min=1, help="Show at most this many.")] = 20,
     json_out: Annotated[
-        Path | None, typer.Option("--json", help="Write every failing sample (untruncated).")
+        Path | None,
+        typer.Option(
+            "--json", callback=output_file, help="Write every failing sample (untruncated)."
+        ),
     ] = None,
 ) -> None:
     """Show the failing samples of a run: query, expected and predicted calls, errors."""

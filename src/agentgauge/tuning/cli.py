@@ -13,7 +13,15 @@ from rich import box
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from agentgauge._cli import DbOption, SuiteOption, console, err_console, usage_error, write_outputs
+from agentgauge._cli import (
+    DbOption,
+    SuiteOption,
+    console,
+    err_console,
+    output_file,
+    usage_error,
+    write_outputs,
+)
 
 if TYPE_CHECKING:
     from agentgauge.config import Suite
@@ -125,7 +133,10 @@ def _simulation_banner(agent: Any) -> None:
 def run_command(
     agent: AgentOption,
     tasks: TasksOption,
-    out: Annotated[Path, typer.Option("--out", help="Write the traces here (JSONL, .gz ok).")],
+    out: Annotated[
+        Path,
+        typer.Option("--out", callback=output_file, help="Write the traces here (JSONL, .gz ok)."),
+    ],
     params: ParamsOption = None,
     space_file: SpaceOption = None,
     repeats: Annotated[int, typer.Option(min=1, help="Seeded repeats of each task.")] = 1,
@@ -134,7 +145,9 @@ def run_command(
     score: Annotated[bool, typer.Option("--score/--no-score", help="Score the traces.")] = True,
     suite: SuiteOption = "behavior",
     db: DbOption = Path("agentgauge.db"),
-    json_out: Annotated[Path | None, typer.Option("--json", help="Write results JSON.")] = None,
+    json_out: Annotated[
+        Path | None, typer.Option("--json", callback=output_file, help="Write results JSON.")
+    ] = None,
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
 ) -> None:
     """Run an agent over tasks, write its traces, then score them with a suite."""
@@ -193,8 +206,12 @@ def tune_command(
     space_file: SpaceOption = None,
     suite: SuiteOption = "behavior",
     db: DbOption = Path("agentgauge.db"),
-    plot: Annotated[Path | None, typer.Option(help="Write the convergence plot (PNG).")] = None,
-    json_out: Annotated[Path | None, typer.Option("--json", help="Write the result JSON.")] = None,
+    plot: Annotated[
+        Path | None, typer.Option(callback=output_file, help="Write the convergence plot (PNG).")
+    ] = None,
+    json_out: Annotated[
+        Path | None, typer.Option("--json", callback=output_file, help="Write the result JSON.")
+    ] = None,
     jobs: JobsOption = 4,
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
 ) -> None:
@@ -343,8 +360,12 @@ def impact_command(
     space_file: SpaceOption = None,
     suite: SuiteOption = "behavior",
     db: DbOption = Path("agentgauge.db"),
-    plot: Annotated[Path | None, typer.Option(help="Write the heat map (PNG).")] = None,
-    json_out: Annotated[Path | None, typer.Option("--json", help="Write the effects JSON.")] = None,
+    plot: Annotated[
+        Path | None, typer.Option(callback=output_file, help="Write the heat map (PNG).")
+    ] = None,
+    json_out: Annotated[
+        Path | None, typer.Option("--json", callback=output_file, help="Write the effects JSON.")
+    ] = None,
     jobs: JobsOption = 4,
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
 ) -> None:
