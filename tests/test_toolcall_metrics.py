@@ -274,6 +274,18 @@ def test_value_modes(
     assert ValueAccuracy(mode="lenient").score(trace).value == lenient
 
 
+def test_right_values_have_no_primary_error_even_with_a_schema_error() -> None:
+    # 3.0 for the integer `days`: equal as JSON values, a type error for the schema
+    trace = _trace(
+        [ExpectedCall(name="get_weather", arguments={"city": ["Oslo"], "days": [3]})],
+        [_call("get_weather", city="Oslo", days=3.0)],
+    )
+    strict = ValueAccuracy(mode="strict").score(trace)
+    assert strict.value == 1.0 and strict.details["error_type"] is None
+    assert strict.details["errors"] == ["type_error:days"]
+    assert parameter_accuracy(trace).value == 0.0
+
+
 def test_lenient_tolerance_is_an_option() -> None:
     trace = _trace(
         [ExpectedCall(name="get_weather", arguments={"city": ["Oslo"], "lat": [60.0]})],

@@ -303,7 +303,12 @@ class ValueAccuracy:
             tol=self.tol,
             allow_unexpected=self.allow_unexpected,
         )
-        return MetricResult(value=_verdict(d.values_ok), details=_details(trace, d, mode=self.mode))
+        details = _details(trace, d, mode=self.mode)
+        if d.values_ok:
+            # the values are right (JSON equality: 10.0 == 10); a schema error still listed in
+            # `errors` is parameter_accuracy's verdict, not this one's primary error
+            details["error_type"] = None
+        return MetricResult(value=_verdict(d.values_ok), details=details)
 
     def _score_bfcl(self, trace: Trace) -> MetricResult:
         task = trace.task
