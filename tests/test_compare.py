@@ -86,6 +86,16 @@ def test_compare_and_passk_on_stored_runs(tmp_path: Path) -> None:
     assert worse.exit_code == 1
     pk = CliRunner().invoke(app, ["passk", a, "--k", "1,2", "--threshold", "0.5", "--db", str(db)])
     assert pk.exit_code == 0 and "pass@k" in pk.output
+    # more trials asked for than were run: said, not a silent zero
+    three = CliRunner().invoke(app, ["passk", a, "--k", "3", "--db", str(db)])
+    assert three.exit_code == 0 and "no task has 3 trials; the most is 2" in three.output
+    for bad in (["--metric", "nope"], ["--k", "0"], ["--threshold", "2"]):
+        res = CliRunner().invoke(app, ["passk", a, "--db", str(db), *bad])
+        assert res.exit_code == 2, bad
+    assert (
+        "has no metric 'nope'"
+        in CliRunner().invoke(app, ["passk", a, "--db", str(db), "--metric", "nope"]).output
+    )
 
 
 @metric("cmp_overhead", higher_is_better=False)
@@ -123,3 +133,25 @@ def test_lower_is_better_metric_is_oriented_in_composite_and_verdict(tmp_path: P
         list(expected_q)
     )
     assert result["composite"]["q_value"] == result["composite"]["p_value"]
+
+
+def test_compare_refuses_runs_with_nothing_in_common_and_warns_on_other_suites(
+    tmp_path: Path,
+) -> None:
+    from agentgauge.store import Store
+
+    def traces(prefix: str) -> list[Trace]:
+        return [
+            Trace(id=f"{prefix}{i}", task=Task(id=f"{prefix}{i}"), output=0.5) for i in range(5)
+        ]
+
+    other = Suite(name="cmp-other", metrics=["cmp_quality"], weights={"cmp_quality": 2.0})
+    db = tmp_path / "c.db"
+    with Store(db) as store:
+        a = evaluate(traces("x"), SUITE, store=store, jobs=1, progress=False)
+        b = evaluate(traces("y"), SUITE, store=store, jobs=1, progress=False)
+        c = evaluate(traces("x"), other, store=store, jobs=1, progress=False)
+        warnings = compare_runs(store, a, c)["warnings"]
+    disjoint = CliRunner().invoke(app, ["compare", a, b, "--db", str(db), "--fail-if-worse"])
+    assert disjoint.exit_code == 2 and "nothing to compare" in disjoint.output
+    assert len(warnings) == 1 and "different suites or options (cmp and cmp-other)" in warnings[0]

@@ -259,6 +259,12 @@ def compare(
             )
     except StoreError as exc:
         raise usage_error(str(exc)) from None
+    if not result["metrics"]:
+        raise usage_error(
+            f"no sample of run {result['run_a']} pairs with one of run {result['run_b']} "
+            f"(by {by}; {result['only_in_a']} only in A, {result['only_in_b']} only in B): "
+            "nothing to compare"
+        )
     table = Table(
         title=f"B={result['run_b']} vs A={result['run_a']} (paired by {by})",
         title_justify="left",
@@ -289,6 +295,8 @@ def compare(
     console.print(table)
     if result["only_in_a"] or result["only_in_b"]:
         console.print(f"unpaired: {result['only_in_a']} only in A, {result['only_in_b']} only in B")
+    for warning in result["warnings"]:
+        err_console.print(f"[yellow]warning:[/] {warning}")
     if json_out:
         write_json(result, json_out)
     if fail_if_worse and result["metrics"].get("composite", {}).get("verdict") == "B worse":
@@ -320,9 +328,16 @@ def passk(
             table = pass_k_table(store, run_id, ks, threshold=threshold, metric=metric_name)
     except (StoreError, ValueError) as exc:
         raise usage_error(str(exc)) from None
+    if table["max_trials"] == 0:
+        raise usage_error(f"run {table['run_id']} has no scored sample")
     for kk, row in table["k"].items():
-        at = "—" if row["pass_at_k"] is None else f"{row['pass_at_k']:.3f}"
-        hat = "—" if row["pass_hat_k"] is None else f"{row['pass_hat_k']:.3f}"
+        if row["pass_at_k"] is None:
+            console.print(
+                f"k={kk}: — (no task has {kk} trials; the most is {table['max_trials']}: "
+                "run with more --repeats)"
+            )
+            continue
+        at, hat = f"{row['pass_at_k']:.3f}", f"{row['pass_hat_k']:.3f}"
         console.print(f"k={kk}: pass@k {at}  pass^k {hat}  over {row['tasks']} tasks")
 
 

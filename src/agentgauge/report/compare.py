@@ -54,7 +54,14 @@ def compare_runs(
         ``{"run_a", "run_b", "by", "metrics": {METRIC: {n, mean_a, mean_b, diff, ci_low,
         ci_high, p_value, q_value, verdict}}, "only_in_a", "only_in_b"}``.
     """
-    a_id, b_id = store.get_run(run_a).id, store.get_run(run_b).id
+    a_run, b_run = store.get_run(run_a), store.get_run(run_b)
+    a_id, b_id = a_run.id, b_run.id
+    warnings = []
+    if a_run.config.get("suite") != b_run.config.get("suite"):
+        warnings.append(
+            f"the runs were scored with different suites or options ({a_run.suite} and "
+            f"{b_run.suite}): a difference may come from the scoring, not from the agent"
+        )
     ga, gb = _grouped(store, a_id, by), _grouped(store, b_id, by)
     shared = sorted(set(ga) & set(gb))
     names = list(dict.fromkeys([*store.metric_names(a_id), *store.metric_names(b_id)]))
@@ -86,6 +93,7 @@ def compare_runs(
         "metrics": metrics,
         "only_in_a": len(set(ga) - set(gb)),
         "only_in_b": len(set(gb) - set(ga)),
+        "warnings": warnings,
     }
 
 
@@ -109,8 +117,20 @@ def pass_k_table(
         ks: the k values.
         threshold: a trial succeeds when its value is at least this.
         metric: ``composite`` or a metric name.
+
+    Raises:
+        ValueError: for a k below 1, a threshold outside [0, 1] or a metric the run lacks.
     """
     rid = store.get_run(run_id).id
+    if any(k < 1 for k in ks):
+        raise ValueError(f"k must be at least 1, got {min(ks)}")
+    if not 0.0 <= threshold <= 1.0:
+        raise ValueError(f"--threshold must be within [0, 1] (scores are), got {threshold}")
+    names = store.metric_names(rid)
+    if metric != "composite" and metric not in names:
+        raise ValueError(
+            f"run {rid} has no metric {metric!r}; its metrics: {', '.join(names) or 'none'}"
+        )
     trials: dict[str, list[bool]] = defaultdict(list)
     for row in store.iter_samples(rid):
         value = row["composite"] if metric == "composite" else row["metrics"].get(metric)
@@ -128,4 +148,10 @@ def pass_k_table(
             "pass_at_k": sum(at) / len(at),
             "pass_hat_k": sum(hat) / len(hat),
         }
-    return {"run_id": rid, "metric": metric, "threshold": threshold, "k": table}
+    return {
+        "run_id": rid,
+        "metric": metric,
+        "threshold": threshold,
+        "max_trials": max((len(v) for v in trials.values()), default=0),
+        "k": table,
+    }
