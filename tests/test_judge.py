@@ -366,6 +366,9 @@ def test_no_judge_configured(server: JudgeServer, review_trace: Trace) -> None:
         result = create_metric(name).score(trace)
         assert result.value is None
         assert result.reason == "no judge configured"
+    # the missing judge comes first, the missing input after it
+    stepless = create_metric("planning_rationality").score(Trace(id="s", task=Task(id="t")))
+    assert stepless.reason == "no judge configured (and the trace has no steps to judge)"
     assert server.requests == []
 
 

@@ -173,6 +173,7 @@ def test_generated_line_with_an_agent_trace(papers: list[PeerReadPaper]) -> None
         ("[1, 2]", None, "expected a JSON object"),
         ({"review": "x"}, "paper_id", "Field required"),
         ({"paper_id": "660"}, "review", "Field required"),
+        ({"paper_id": "660", "review": "  \n"}, "review", "the review is empty"),
         ({"paper_id": "660", "review": "x", "score": {}}, "score", "Extra inputs"),
         ({"paper_id": "660", "review": "x", "scores": {"NOVELTY": 3}}, "scores", "NOVELTY"),
         ({"paper_id": "660", "review": "x", "scores": {"CLARITY": 7}}, "scores", "outside"),

@@ -149,6 +149,15 @@ class _JudgeMetric:
 
     async def _score_all(self, traces: Sequence[Trace]) -> list[MetricResult]:
         prepared = [self._prepare(t) for t in traces]
+        if self.settings.model is None and self.settings.fallback is None:
+            # the first reason is the one that would remain with the inputs fixed
+            return [
+                MetricResult.missing(
+                    "no judge configured" + (f" (and {item})" if isinstance(item, str) else ""),
+                    method="llm_judge",
+                )
+                for item in prepared
+            ]
         outcomes = iter(await self._judge_all([p[0] for p in prepared if not isinstance(p, str)]))
         return [
             MetricResult.missing(item, method="llm_judge")

@@ -95,6 +95,13 @@ class GeneratedReview(BaseModel):
     duration_s: float | None = Field(default=None, ge=0)
     trace: Trace | None = None
 
+    @field_validator("review")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("the review is empty: there is nothing to score")
+        return value
+
     @field_validator("scores", mode="before")
     @classmethod
     def _check_scores(cls, value: Any) -> Any:
