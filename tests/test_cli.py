@@ -296,3 +296,28 @@ def test_an_unknown_executor_is_refused(tmp_path: Path) -> None:
         app, ["evaluate", str(data), "--db", str(tmp_path / "x.db"), "--executor", "x"]
     )
     assert res.exit_code == 2 and "--executor must be 'local' or 'ray'" in res.output
+
+
+def test_the_html_report_hides_credentials_found_in_traces(tmp_path: Path) -> None:
+    trace = {
+        "id": "leaky",
+        "task": {"id": "t"},
+        "output": {"debug": "connected with password: hunter2"},
+        "steps": [
+            {"index": 0, "kind": "llm", "content": "use api_key=sk_live_51HxQ2eZvKYlo2C9 now"},
+            {
+                "index": 1,
+                "kind": "tool_call",
+                "tool_call": {"name": "login", "arguments": {"token": "tok-abcdef", "user": "ann"}},
+            },
+        ],
+    }
+    data = tmp_path / "leaky.jsonl"
+    data.write_text(json.dumps(trace) + "\n")
+    html = tmp_path / "r.html"
+    args = ["evaluate", str(data), "--db", str(tmp_path / "l.db"), "--html", str(html)]
+    assert runner.invoke(app, [*args, "--jobs", "1", "--no-progress"]).exit_code == 0
+    page = html.read_text()
+    for secret in ("hunter2", "sk_live_51HxQ2eZvKYlo2C9", "tok-abcdef"):
+        assert secret not in page
+    assert page.count("[credential hidden]") == 2 and "ann" in page

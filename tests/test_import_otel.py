@@ -650,3 +650,11 @@ def test_cli_resume_reads_the_run_format_and_import_takes_log_files(tmp_path: Pa
     assert result.exit_code == 0, result.output
     (trace,) = read_traces(traces)
     assert isinstance(trace, Trace) and trace.task.input == "Translate 'bonjour' to English"
+
+
+def test_an_otel_file_read_as_native_jsonl_gets_a_hint(tmp_path: Path) -> None:
+    args = ["evaluate", str(DATA / "handoff.json"), "--db", str(tmp_path / "h.db")]
+    result = runner.invoke(app, [*args, "--jobs", "1", "--no-progress"])
+    assert result.exit_code == 0
+    assert "0 samples" in result.output
+    assert "read with --format otel" in result.output

@@ -27,6 +27,12 @@ app.add_typer(review_app, name="review")
 register_tuning_commands(app)
 
 
+def _not_a_file(path: Path) -> str:
+    if path.is_dir():
+        return f"{path} is a folder: give the trace files in it (e.g. {path}/*.jsonl)"
+    return f"no such file: {path}"
+
+
 @app.command()
 def evaluate(
     paths: Annotated[
@@ -39,7 +45,9 @@ def evaluate(
         str, typer.Option(help="Built-in suite name or suite TOML file.")
     ] = "behavior",
     db: DbOption = Path("agentgauge.db"),
-    jobs: Annotated[int | None, typer.Option(help="Worker processes (default: cores).")] = None,
+    jobs: Annotated[
+        int | None, typer.Option(min=1, help="Worker processes (default: cores).")
+    ] = None,
     json_out: Annotated[
         Path | None, typer.Option("--json", callback=output_file, help="Write results JSON.")
     ] = None,
@@ -80,7 +88,7 @@ def evaluate(
         raise usage_error("give at least one trace file (or --resume RUN_ID)")
     missing = [p for p in paths if not p.is_file()]
     if missing:
-        raise usage_error(f"no such file: {missing[0]}")
+        raise usage_error(_not_a_file(missing[0]))
     try:
         with Store(db) as store:
             if resume:
@@ -115,6 +123,14 @@ def evaluate(
                 ray_address=ray_address,
                 extra_config={"format": trace_format},
             )
+            stored = store.get_run(run_id)
+            if trace_format == "native" and stored.n_samples == 0 and stored.n_errors > 0:
+                err_console.print(
+                    "[yellow]hint:[/] no line of the input was a trace. The native format is "
+                    "JSONL, one trace per line; an OpenTelemetry export (OTLP/JSON) is read "
+                    "with --format otel.",
+                    highlight=False,
+                )
     except (SuiteError, StoreError) as exc:
         raise usage_error(str(exc)) from None
     write_outputs(
@@ -154,7 +170,7 @@ def import_traces(
         raise usage_error(f"--group-by must be 'trace' or 'conversation', not {group_by!r}")
     missing = [p for p in [*paths, *(logs or [])] if not p.is_file()]
     if missing:
-        raise usage_error(f"no such file: {missing[0]}")
+        raise usage_error(_not_a_file(missing[0]))
     read: Importer = IMPORTERS[trace_format]
     if trace_format == "otel":
         read = partial(

@@ -1,23 +1,27 @@
 """A self-contained HTML report: summary, a histogram per metric, and the samples worst first
 with their details and trace. No external requests (plots are inline SVG, styles inline);
-every piece of trace content is escaped by jinja2's autoescaping."""
+every piece of trace content is escaped by jinja2's autoescaping, and text that looks like a
+leaked credential (the safety metric's patterns) is hidden, so a report can be shared."""
 
 from __future__ import annotations
 
 import io
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 
+from agentgauge.metrics.behavior import CREDENTIAL_PATTERNS
 from agentgauge.report.export import run_aggregate, run_verdict
-from agentgauge.store import Store
+from agentgauge.store import Store, redact_secrets
 
 __all__ = ["histogram_svg", "render_html", "write_html"]
 
 _MAX_SAMPLES = 300
 _MAX_CONTENT = 2000
+_CREDENTIAL = re.compile("|".join(f"(?:{p})" for p in CREDENTIAL_PATTERNS), re.IGNORECASE)
 
 
 def histogram_svg(values: list[float], title: str) -> str:
@@ -47,6 +51,7 @@ def histogram_svg(values: list[float], title: str) -> str:
 
 def _clip(text: Any) -> str:
     s = text if isinstance(text, str) else json.dumps(text, ensure_ascii=False, default=str)
+    s = _CREDENTIAL.sub("[credential hidden]", s)
     return s if len(s) <= _MAX_CONTENT else s[:_MAX_CONTENT] + f"… ({len(s)} chars)"
 
 
@@ -69,7 +74,8 @@ def render_html(store: Store, run_id: str, *, max_samples: int = _MAX_SAMPLES) -
             plots.append(histogram_svg(present, name))
     samples = []
     for row in store.iter_samples(run.id, order="worst", limit=max_samples, with_trace=True):
-        trace = row.get("trace") or {}
+        # values under secret-looking keys (api_key, token, ...) go before anything is shown
+        trace = redact_secrets(row.get("trace") or {})
         steps = [
             {
                 "index": s.get("index"),

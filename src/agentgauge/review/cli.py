@@ -58,7 +58,7 @@ TextModelOption = Annotated[
     ),
 ]
 JobsOption = Annotated[
-    int | None, typer.Option("--jobs", help="Worker processes (default: cores).")
+    int | None, typer.Option("--jobs", min=1, help="Worker processes (default: cores).")
 ]
 ProgressOption = Annotated[bool, typer.Option(help="Show a progress bar.")]
 
@@ -340,7 +340,9 @@ def baseline(
     )
     console.print(
         f"human baseline: {len(traces)} held-out reviews of {len(chosen_papers)} papers "
-        f"({len(papers) - len(eligible)} papers with fewer than two reviews skipped)",
+        f"({len(eligible)} of the {len(papers)} papers read have two reviews or more"
+        + (f"; --limit {limit} keeps the first {len(chosen_papers)}" if limit is not None else "")
+        + ")",
         highlight=False,
     )
     _report(

@@ -571,7 +571,7 @@ def failures(
     except StoreError as exc:
         raise _usage_error(str(exc)) from None
     if run.kind != "toolcall":
-        raise _usage_error(f"run {run.id} is a {run.kind!r} run, not a tool-calling run")
+        raise _usage_error(f"run {run.id} is not a tool-calling run (its kind: {run.kind})")
     failing = [_failure(s) for s in samples if _is_failure(s)]
     table = Table(show_lines=True)
     for key in _COLUMNS:
