@@ -89,7 +89,10 @@ def _load_tasks(ref: str) -> list[Task]:
         else:
             tasks.append(item)
     if not tasks:
-        raise usage_error(f"{path}: no valid task")
+        raise usage_error(
+            f'{path}: no valid task. --tasks takes one Task a line ({{"id", "input", ...}}); '
+            'a trace file ({"id", "task", "steps", ...}) is for evaluate'
+        )
     return tasks
 
 
