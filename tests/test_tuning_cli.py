@@ -108,6 +108,15 @@ def test_tune_stores_history_and_reports_best_by_level(tmp_path: Path) -> None:
         "tool_usage_threshold": 0.5,
         "reasoning_depth": 2,
     }
+    # `show` gives the tune run's records back: the best parameters, and all of them in JSON
+    shown_json = tmp_path / "shown.json"
+    shown = runner.invoke(app, ["show", run.id, "--db", str(db), "--json", str(shown_json)])
+    assert shown.exit_code == 0, shown.output
+    assert "records kept with this run: tuning (6), tuning_result (1)" in shown.output
+    assert f"best by level: context_length={summary['best_params']['context_length']}" in (
+        shown.output
+    )
+    assert json.loads(shown_json.read_text())["records"]["tuning"] == history
 
 
 def test_tune_rejects_bad_options(tmp_path: Path) -> None:

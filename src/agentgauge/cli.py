@@ -225,7 +225,8 @@ def show(
         Path | None, typer.Option("--html", callback=output_file, help="Write an HTML report.")
     ] = None,
 ) -> None:
-    """Print a stored run's summary again (and export it)."""
+    """Print a stored run's summary again (and export it), with the records a tune, impact or
+    review run keeps beside its samples."""
     from agentgauge.store import Store, StoreError
 
     if not db.exists():
@@ -233,9 +234,29 @@ def show(
     try:
         with Store(db) as store:
             rid = store.get_run(run_id).id
+            streams = store.streams(rid)
+            records = {name: store.records(rid, name) for name in streams}
     except StoreError as exc:
         raise usage_error(str(exc)) from None
-    write_outputs(db, rid, json_out=json_out, csv_out=csv_out, html_out=html_out, fail_under=None)
+    write_outputs(
+        db,
+        rid,
+        json_out=json_out,
+        csv_out=csv_out,
+        html_out=html_out,
+        fail_under=None,
+        extra={"records": records} if records else None,
+    )
+    if records:
+        counts = ", ".join(f"{name} ({n})" for name, n in streams.items())
+        console.print(f"records kept with this run: {counts} (all of them in --json)")
+    for best in records.get("tuning_result", [])[-1:]:
+        params = ", ".join(f"{k}={v}" for k, v in best.get("best_params", {}).items())
+        level = best.get("best_objective_all_tasks")
+        shown = "—" if level is None else f"{level:.4f}"
+        console.print(f"best by level: {params} (objective {shown} on every task)", highlight=False)
+    for claim in records.get("impact_claims", []):
+        console.print(f"{claim.get('param')} -> {claim.get('metric')}: {claim.get('verdict')}")
 
 
 @app.command()

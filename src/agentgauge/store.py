@@ -533,6 +533,17 @@ class Store:
             raise
         return int(seq)
 
+    def streams(self, run_id: str) -> dict[str, int]:
+        """The record streams of a run (a domain's results beside its samples) and their sizes."""
+        return {
+            r[0]: r[1]
+            for r in self._db.execute(
+                "SELECT stream, COUNT(*) FROM records WHERE run_id = ? GROUP BY stream "
+                "ORDER BY stream",
+                (run_id,),
+            )
+        }
+
     def records(self, run_id: str, stream: str) -> list[dict[str, Any]]:
         """The records of a stream, in the order they were appended."""
         return [

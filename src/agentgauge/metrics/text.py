@@ -271,7 +271,7 @@ class BertScorer:
         from transformers.utils import logging as transformers_logging
 
         # a local model loads in a fraction of a second: its bar would only clutter the output
-        transformers_logging.disable_progress_bar()
+        transformers_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
         self.model_name = model
