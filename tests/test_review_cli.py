@@ -168,7 +168,10 @@ def test_evaluate_generated_reviews_without_a_judge(shared_data: Path, tmp_path:
     # Ceiling over the papers reviewed (660 and 173): 4 vs 3, 3 vs 4, 4 vs 4, 4 vs 4 → 0.5.
     assert (rec["human_ceiling"]["n"], rec["human_ceiling"]["mae"]) == (4, 0.5)
     assert [p["task_id"] for p in doc["papers"]] == ["acl_2017/dev/660", "acl_2017/dev/173"]
-    assert doc["run_id"] in html.read_text()
+    page = html.read_text()
+    assert doc["run_id"] in page
+    # the aspect agreement kept with the run is a table of the report too
+    assert "Records: aspect_agreement" in page and "<th>generated.mae</th>" in page
 
 
 def test_evaluate_with_a_judge_on_127_0_0_1(shared_data: Path, tmp_path: Path) -> None:

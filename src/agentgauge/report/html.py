@@ -114,8 +114,48 @@ def render_html(store: Store, run_id: str, *, max_samples: int = _MAX_SAMPLES) -
         plots=plots,
         samples=samples,
         n_shown=len(samples),
+        records=_record_tables(store, run.id),
         errors=store.read_errors(run.id),
     )
+
+
+_MAX_RECORDS = 200
+
+
+def _record_tables(store: Store, run_id: str) -> list[dict[str, Any]]:
+    """The run's record streams (aspect agreement, tuning history, impact effects...) as
+    tables: one row a record, nested objects flattened one level (``generated.mae``)."""
+    tables = []
+    for stream, count in store.streams(run_id).items():
+        rows = [_flatten(record) for record in store.records(run_id, stream)[:_MAX_RECORDS]]
+        columns = list(dict.fromkeys(key for row in rows for key in row))
+        tables.append(
+            {
+                "name": stream,
+                "count": count,
+                "columns": columns,
+                "rows": [[_cell(row.get(c)) for c in columns] for row in rows],
+            }
+        )
+    return tables
+
+
+def _flatten(record: dict[str, Any]) -> dict[str, Any]:
+    flat: dict[str, Any] = {}
+    for key, value in record.items():
+        if isinstance(value, dict) and all(not isinstance(v, dict | list) for v in value.values()):
+            flat.update({f"{key}.{k}": v for k, v in value.items()})
+        else:
+            flat[key] = value
+    return flat
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return _clip(value)
 
 
 def write_html(store: Store, run_id: str, path: str | Path) -> None:
