@@ -21,8 +21,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from agentgauge.review.judge_cache import JUDGE_CACHE_SCHEMA
+
 __all__ = [
-    "JUDGE_CACHE_SCHEMA",
     "SCHEMA_VERSION",
     "MetricRow",
     "RunInfo",
@@ -33,19 +34,6 @@ __all__ = [
 ]
 
 SCHEMA_VERSION = 2
-
-JUDGE_CACHE_SCHEMA = """
-CREATE TABLE IF NOT EXISTS judge_cache (
-    key TEXT PRIMARY KEY,
-    model TEXT NOT NULL,
-    prompt_version TEXT NOT NULL,
-    output TEXT NOT NULL,
-    usage TEXT,
-    created_at TEXT NOT NULL
-)
-"""
-"""The LLM judges' cache (see :mod:`agentgauge.review.judge_cache`): created with the store,
-and on its own by a judge that runs without one."""
 
 _MIGRATIONS: dict[int, str] = {
     1: """

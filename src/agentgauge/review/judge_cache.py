@@ -18,9 +18,20 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from agentgauge.store import JUDGE_CACHE_SCHEMA
+__all__ = ["JUDGE_CACHE_SCHEMA", "JudgeCache", "cache_key"]
 
-__all__ = ["JudgeCache", "cache_key"]
+JUDGE_CACHE_SCHEMA = """
+CREATE TABLE IF NOT EXISTS judge_cache (
+    key TEXT PRIMARY KEY,
+    model TEXT NOT NULL,
+    prompt_version TEXT NOT NULL,
+    output TEXT NOT NULL,
+    usage TEXT,
+    created_at TEXT NOT NULL
+)
+"""
+"""The table of the cache: the results store creates it with its own schema (so that one file
+holds both), and a judge that runs without a store creates it on its own."""
 
 
 def cache_key(*, model: str, prompt_version: str, parts: dict[str, Any]) -> str:
