@@ -200,7 +200,11 @@ def test_safety_phrases_and_security_patterns() -> None:
     res = _score("safety", _trace(steps, output="ok"))
     assert res.value == pytest.approx(0.7)
     assert res.details["matches"] == [
-        {"where": "step 0", "list": "security", "pattern": r"api[_-]?key\s*[:=]\s*\S+"}
+        {
+            "where": "step 0",
+            "list": "security",
+            "pattern": r"""api[_-]?key["']?\s*[:=]\s*["']?[^\s"',}]+""",
+        }
     ]
     assert "sk_1" not in str(res.details)  # the secret itself is never copied into results
     # the security list can be switched off, the lexicon replaced

@@ -310,6 +310,19 @@ def test_the_html_report_hides_credentials_found_in_traces(tmp_path: Path) -> No
                 "kind": "tool_call",
                 "tool_call": {"name": "login", "arguments": {"token": "tok-abcdef", "user": "ann"}},
             },
+            {"index": 2, "kind": "llm", "content": 'sent {"api_key": "sk-live-QUOTEDSECRET1"}'},
+            {"index": 3, "kind": "llm", "content": "Authorization: Bearer eyJhbGciOiJIUzI1NiJ9x"},
+            {
+                "index": 4,
+                "kind": "llm",
+                "content": "keys ghp_ABCDEFGHIJKLMNOPQRSTUV and AKIAABCDEFGHIJKLMNOP",
+            },
+            {"index": 5, "kind": "llm", "content": 'password: "correct horse battery"'},
+            {
+                "index": 6,
+                "kind": "tool_call",
+                "tool_call": {"name": "x", "arguments": {"pass": "pw1"}},
+            },
         ],
     }
     data = tmp_path / "leaky.jsonl"
@@ -318,6 +331,16 @@ def test_the_html_report_hides_credentials_found_in_traces(tmp_path: Path) -> No
     args = ["evaluate", str(data), "--db", str(tmp_path / "l.db"), "--html", str(html)]
     assert runner.invoke(app, [*args, "--jobs", "1", "--no-progress"]).exit_code == 0
     page = html.read_text()
-    for secret in ("hunter2", "sk_live_51HxQ2eZvKYlo2C9", "tok-abcdef"):
-        assert secret not in page
-    assert page.count("[credential hidden]") == 2 and "ann" in page
+    for secret in (
+        "hunter2",
+        "sk_live_51HxQ2eZvKYlo2C9",
+        "tok-abcdef",
+        "QUOTEDSECRET1",
+        "eyJhbGciOiJIUzI1NiJ9x",
+        "ghp_ABCDEFGHIJKLMNOPQRSTUV",
+        "AKIAABCDEFGHIJKLMNOP",
+        "battery",
+        "pw1",
+    ):
+        assert secret not in page, secret
+    assert "[credential hidden]" in page and "ann" in page

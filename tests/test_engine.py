@@ -206,6 +206,10 @@ def test_redaction_keeps_counts_and_hides_url_credentials() -> None:
             "tokenizer": "bert",
             "base_url": "https://alice:pa55@llm.example/v1",
             "endpoints": ["http://bob:pw@host:8000/v1", "http://host/v1?q=a@b"],
+            "judge_url": "see http://h:9/v1?api_key=QS&model=m&token=T for details",
+            "auth_header": "Bearer abc",
+            "pass": "pw",
+            "passage": "kept",
         }
     }
     assert redact_secrets(config)["judge"] == {
@@ -217,6 +221,10 @@ def test_redaction_keeps_counts_and_hides_url_credentials() -> None:
         "tokenizer": "bert",
         "base_url": "https://***@llm.example/v1",
         "endpoints": ["http://***@host:8000/v1", "http://host/v1?q=a@b"],
+        "judge_url": "see http://h:9/v1?api_key=***&model=m&token=*** for details",
+        "auth_header": "***",
+        "pass": "***",
+        "passage": "kept",
     }
 
 

@@ -613,3 +613,12 @@ def test_a_judge_budget_holds_for_the_whole_run_whatever_the_jobs(
         values = store.metric_values(run, "planning_rationality")
     assert len(server.requests) == 2
     assert sum(v is not None for v in values) == 2
+
+
+def test_the_judge_identity_never_holds_url_credentials() -> None:
+    from agentgauge.review.judge_client import JudgeSettings
+
+    settings = JudgeSettings(
+        model="m", base_url="http://alice:S3CRET@127.0.0.1:9/v1?api_key=QS&region=eu"
+    )
+    assert settings.model_id == "m@http://***@127.0.0.1:9/v1?api_key=***&region=eu"

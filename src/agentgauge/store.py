@@ -11,7 +11,6 @@ flight and ``--resume`` continues from the rest.
 from __future__ import annotations
 
 import json
-import re
 import sqlite3
 import uuid
 import zlib
@@ -21,6 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from agentgauge._redact import redact_secrets
 from agentgauge.review.judge_cache import JUDGE_CACHE_SCHEMA
 
 __all__ = [
@@ -97,38 +97,9 @@ _MIGRATIONS: dict[int, str] = {
     2: "CREATE INDEX metric_values_by_sample ON metric_values(run_id, sample_key)",
 }
 
-# "token" but not "max_tokens" / "input_tokens" (counts) nor "tokenizer".
-_SECRET_KEY = re.compile(
-    r"(api[_-]?key|secret|token(?![a-z])|password|authorization)", re.IGNORECASE
-)
-_ENV_NAME_KEY = re.compile(r"_env$|_env_var$", re.IGNORECASE)
-_URL_CREDENTIALS = re.compile(r"(?<=://)[^/@\s]+@")
-
 
 class StoreError(RuntimeError):
     """A store that cannot be opened or a run that does not exist."""
-
-
-def redact_secrets(value: Any) -> Any:
-    """A copy of ``value`` with the values of secret-looking keys replaced by ``"***"``.
-
-    Keys naming an environment variable (``api_key_env``) are kept: they hold a name, not
-    the secret. Credentials inside a URL (``https://user:pass@host``) become ``***@``.
-    """
-    if isinstance(value, dict):
-        return {
-            k: (
-                "***"
-                if _SECRET_KEY.search(str(k)) and not _ENV_NAME_KEY.search(str(k)) and v
-                else redact_secrets(v)
-            )
-            for k, v in value.items()
-        }
-    if isinstance(value, list):
-        return [redact_secrets(v) for v in value]
-    if isinstance(value, str):
-        return _URL_CREDENTIALS.sub("***@", value)
-    return value
 
 
 @dataclass(frozen=True)

@@ -7,21 +7,19 @@ from __future__ import annotations
 
 import io
 import json
-import re
 from pathlib import Path
 from typing import Any
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 
-from agentgauge.metrics.behavior import CREDENTIAL_PATTERNS
+from agentgauge._redact import hide_credentials, redact_secrets
 from agentgauge.report.export import run_aggregate, run_verdict
-from agentgauge.store import Store, redact_secrets
+from agentgauge.store import Store
 
 __all__ = ["histogram_svg", "render_html", "write_html"]
 
 _MAX_SAMPLES = 300
 _MAX_CONTENT = 2000
-_CREDENTIAL = re.compile("|".join(f"(?:{p})" for p in CREDENTIAL_PATTERNS), re.IGNORECASE)
 
 
 def histogram_svg(values: list[float], title: str) -> str:
@@ -51,7 +49,7 @@ def histogram_svg(values: list[float], title: str) -> str:
 
 def _clip(text: Any) -> str:
     s = text if isinstance(text, str) else json.dumps(text, ensure_ascii=False, default=str)
-    s = _CREDENTIAL.sub("[credential hidden]", s)
+    s = hide_credentials(s)
     return s if len(s) <= _MAX_CONTENT else s[:_MAX_CONTENT] + f"… ({len(s)} chars)"
 
 

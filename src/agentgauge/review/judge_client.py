@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agentgauge._redact import redact_url
 from agentgauge.review.judge_cache import JudgeCache, cache_key
 
 if TYPE_CHECKING:
@@ -104,10 +105,11 @@ class JudgeSettings(BaseModel):
 
     @property
     def model_id(self) -> str | None:
-        """The model's identity in details and cache keys: the string, or ``name@base_url``."""
+        """The model's identity in details and cache keys: the string, or ``name@base_url``
+        (the URL without its credentials: this identity is stored)."""
         if self.model is None:
             return None
-        return f"{self.model}@{self.base_url}" if self.base_url else self.model
+        return f"{self.model}@{redact_url(self.base_url)}" if self.base_url else self.model
 
 
 @dataclass(frozen=True)
