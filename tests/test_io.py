@@ -41,3 +41,18 @@ def test_gzip_round_trip(tmp_path: Path) -> None:
     with gzip.open(path, "rt") as fh:
         assert len(fh.readlines()) == 5
     assert list(read_traces(path)) == traces
+
+
+def test_lines_nested_too_deeply_are_bad_lines_and_reading_goes_on(tmp_path: Path) -> None:
+    good = json.dumps({"id": "a", "task": {"id": "t"}})
+    too_deep = (
+        '{"id": "b", "task": {"id": "t"}, "metadata": {"x": ' + "[" * 5000 + "]" * 5000 + "}}"
+    )
+    # deeper than pydantic's parser reads, within the stdlib's: pydantic's reason, not "got dict"
+    deep = '{"id": "c", "task": {"id": "t"}, "metadata": {"x": ' + "[" * 600 + "]" * 600 + "}}"
+    path = tmp_path / "deep.jsonl"
+    path.write_text("\n".join([good, too_deep, deep, good]) + "\n")
+    items = list(read_traces(path))
+    assert [type(i).__name__ for i in items] == ["Trace", "ReadError", "ReadError", "Trace"]
+    assert items[1].message == "invalid JSON: nested too deeply to read"  # type: ignore[union-attr]
+    assert "recursion limit" in items[2].message  # type: ignore[union-attr]

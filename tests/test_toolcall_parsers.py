@@ -242,3 +242,17 @@ def test_forced_format_reads_only_that_format() -> None:
     text = '{"name": "f", "arguments": {}}'
     assert parse_tool_calls(text, format="hermes").calls == []
     assert parse_tool_calls(text, format="json").calls == [ToolCall(name="f", arguments={})]
+
+
+@pytest.mark.parametrize(
+    "output",
+    [
+        "[" * 3000,
+        "[TOOL_CALLS]" + "[" * 5000,
+        "f(x=" + "-" * 50000 + "1)",
+        "f(x=" + "+".join(["1"] * 20000) + ")",
+    ],
+)
+def test_degenerate_outputs_are_parse_errors_not_crashes(output: str) -> None:
+    result = parse_tool_calls(output)
+    assert result.calls == [] and result.error is not None

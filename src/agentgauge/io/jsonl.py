@@ -116,6 +116,8 @@ def field_path(loc: tuple[int | str, ...]) -> str:
     return out
 
 
+NESTED_TOO_DEEPLY = "invalid JSON: nested too deeply to read"
+
 _PYDANTIC_PREFIXES = ("Value error, ", "Assertion failed, ")
 
 
@@ -181,6 +183,11 @@ def validate_line(model: type[M], raw: RawLine) -> M | ReadError:
             data = json.loads(raw.text)
         except json.JSONDecodeError as jexc:
             return invalid_json(raw.source, raw.line, jexc)
+        except RecursionError:
+            return ReadError(raw.source, raw.line, None, NESTED_TOO_DEEPLY)
+        if isinstance(data, dict):
+            # the stdlib read it and pydantic's parser did not (its depth limit, a lone surrogate)
+            return ReadError(raw.source, raw.line, None, error_message(first))
         return ReadError(
             raw.source, raw.line, None, f"expected a JSON object, got {type(data).__name__}"
         )

@@ -39,7 +39,13 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from agentgauge.io.jsonl import ReadError, invalid_json, open_text, validation_read_error
+from agentgauge.io.jsonl import (
+    NESTED_TOO_DEEPLY,
+    ReadError,
+    invalid_json,
+    open_text,
+    validation_read_error,
+)
 from agentgauge.model import MessageType, Step, StepKind, Task, ToolCall, ToolSpec, Trace, Usage
 
 __all__ = ["DEFAULT_TASK_ID_ATTRIBUTE", "GroupBy", "read_otel"]
@@ -141,6 +147,8 @@ def _documents(path: str | Path) -> Iterator[tuple[int, Any] | ReadError]:
                 continue
             try:
                 yield first, json.loads(text)
+            except RecursionError:
+                yield ReadError(source, first, None, NESTED_TOO_DEEPLY)
             except json.JSONDecodeError as exc:
                 if exc.pos < len(text.rstrip()):
                     yield invalid_json(source, first, exc)  # a broken line of a JSONL file
@@ -153,6 +161,8 @@ def _documents(path: str | Path) -> Iterator[tuple[int, Any] | ReadError]:
             if text.strip():
                 try:
                     yield number, json.loads(text)
+                except RecursionError:
+                    yield ReadError(source, number, None, NESTED_TOO_DEEPLY)
                 except json.JSONDecodeError as exc:
                     yield invalid_json(source, number, exc)
 
@@ -168,6 +178,9 @@ def _concatenated(text: str, source: str, first_line: int) -> Iterator[tuple[int
         line = first_line + text.count("\n", 0, pos)
         try:
             doc, end = decoder.raw_decode(text, pos)
+        except RecursionError:
+            yield ReadError(source, line, None, NESTED_TOO_DEEPLY)
+            return
         except json.JSONDecodeError as exc:
             if n_docs == 0:
                 # not pretty-printed JSON either: one document per line, with a bad first line
@@ -175,6 +188,8 @@ def _concatenated(text: str, source: str, first_line: int) -> Iterator[tuple[int
                     if raw.strip():
                         try:
                             yield first_line + offset, json.loads(raw)
+                        except RecursionError:
+                            yield ReadError(source, first_line + offset, None, NESTED_TOO_DEEPLY)
                         except json.JSONDecodeError as line_exc:
                             yield invalid_json(source, first_line + offset, line_exc)
                 return

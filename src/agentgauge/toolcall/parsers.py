@@ -425,3 +425,6 @@ def parse_tool_calls(
         return _parse_structured(output, offered, format, positional)
     except _ParseFailure as exc:
         return ParseResult([], str(exc), None)
+    except (RecursionError, MemoryError):
+        # adversarial or degenerate output: deeper or larger than the parsers can walk
+        return ParseResult([], "the output is nested too deeply or too large to read", None)
