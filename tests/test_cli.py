@@ -147,6 +147,13 @@ def test_fail_under_and_usage_errors(tmp_path: Path) -> None:
     assert res.exit_code == 2
     res = runner.invoke(app, ["evaluate", "--db", db])
     assert res.exit_code == 2 and "at least one trace file" in res.output
+    with sqlite3.connect(db) as con:
+        con.execute("UPDATE runs SET kind = 'toolcall' WHERE rowid = 1")
+        other = con.execute("SELECT id FROM runs WHERE rowid = 1").fetchone()[0]
+    res = runner.invoke(app, ["evaluate", "--db", db, "--resume", other])
+    assert res.exit_code == 2 and "is a toolcall run" in res.output
+    with sqlite3.connect(db) as con:
+        con.execute("UPDATE runs SET kind = 'evaluate' WHERE rowid = 1")
     # an output in a folder that does not exist is refused before anything runs
     nowhere = tmp_path / "no_such_folder" / "out.json"
     res = runner.invoke(app, ["evaluate", str(data), "--db", db, "--json", str(nowhere)])
@@ -158,7 +165,7 @@ def test_fail_under_and_usage_errors(tmp_path: Path) -> None:
         args = ["evaluate", str(data), "--suite", str(bad_value), "--db", db, "--jobs", jobs]
         res = runner.invoke(app, args)
         assert res.exit_code == 2 and str(bad_value) in res.output
-        assert "option 'max_steps_ref': expected a number, got 'abc'" in res.output
+        assert "option 'max_steps_ref': expected a finite number, got 'abc'" in res.output
     listed = runner.invoke(app, ["runs", "--db", db])
     assert listed.exit_code == 0 and listed.output.count("completed") == 2
     run_id = json.loads(

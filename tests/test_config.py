@@ -55,13 +55,19 @@ accept = 0.9
         ('metrics = ["cfg_len"]\n[options.cfg_len]\nlimitt = 1\n', "unknown option 'limitt'"),
         ('metrics = ["cfg_len"]\n[options.cfg_one]\n', "options: unknown metric 'cfg_one'"),
         ('metrics = ["cfg_len"]\nweightz = 1\n', "weightz"),
-        ('metrics = ["cfg_len"]\n[weights]\ncfg_len = -1\n', "negative"),
+        ('metrics = ["cfg_len"]\n[weights]\ncfg_len = -1\n', "must be a finite number >= 0"),
+        ('metrics = ["cfg_len"]\n[weights]\ncfg_len = nan\n', "must be a finite number >= 0"),
+        (
+            'metrics = ["cfg_len", "cfg_one"]\n[weights]\ncfg_len = 1e308\ncfg_one = 1e308\n',
+            "overflows",
+        ),
+        ('metrics = ["cfg_len"]\n[options.cfg_len]\nlimit = inf\n', "expected a finite number"),
         ('metrics = ["cfg_len"\n', "cannot read suite file"),
         ('extends = "nothing"\n', "extends: unknown suite 'nothing'"),
         ('extends = "review"\n[text]\nmodle = "x"\n', "text: unknown option 'modle'"),
         (
             'metrics = ["cfg_len"]\n[options.cfg_len]\nlimit = "abc"\n',
-            "option 'limit': expected a number, got 'abc'",
+            "option 'limit': expected a finite number, got 'abc'",
         ),
         (
             'extends = "behavior"\n[options.efficiency]\nmax_steps_ref = 0\n',

@@ -284,7 +284,7 @@ def test_score_deepfabric_file_with_weights(tmp_path: Path) -> None:
         (["--weights", "tool_selection=0.5,speed=0.5"], "'speed'"),
         (["--weights", "tool_selection"], "'tool_selection' is not metric=weight"),
         (["--weights", "tool_selection=fast"], "'fast' for 'tool_selection' is not a number"),
-        (["--weights", "tool_selection=-1"], "'tool_selection' is negative"),
+        (["--weights", "tool_selection=-1"], "'tool_selection' must be a finite number >= 0"),
         (["--mode", "fuzzy"], "fuzzy"),
     ],
 )

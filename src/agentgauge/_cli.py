@@ -21,6 +21,21 @@ def output_file(value: Path | None) -> Path | None:
     return value
 
 
+def score_level(value: float | None) -> float | None:
+    """A score threshold's check (``--fail-under``): a number within [0, 1], not NaN (against
+    which every comparison is false, so a gate would always pass)."""
+    if value is not None and not 0.0 <= value <= 1.0:
+        raise typer.BadParameter(f"expected a score within [0, 1], got {value}")
+    return value
+
+
+def significance_level(value: float) -> float:
+    """``--alpha``'s check: a probability strictly between 0 and 1."""
+    if not 0.0 < value < 1.0:
+        raise typer.BadParameter(f"expected a significance level in (0, 1), got {value}")
+    return value
+
+
 DbOption = Annotated[Path, typer.Option("--db", help="SQLite results store.")]
 SuiteOption = Annotated[str, typer.Option("--suite", help="Built-in suite name or suite TOML.")]
 JsonOption = Annotated[

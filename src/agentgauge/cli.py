@@ -10,7 +10,16 @@ from typing import Annotated, Any
 
 import typer
 
-from agentgauge._cli import DbOption, console, err_console, output_file, usage_error, write_outputs
+from agentgauge._cli import (
+    DbOption,
+    console,
+    err_console,
+    output_file,
+    score_level,
+    significance_level,
+    usage_error,
+    write_outputs,
+)
 from agentgauge.review.cli import review_app
 from agentgauge.toolcall.cli import toolcall_app
 from agentgauge.tuning.cli import register_tuning_commands
@@ -59,7 +68,8 @@ def evaluate(
     ] = None,
     resume: Annotated[str | None, typer.Option(help="Continue the run with this id.")] = None,
     fail_under: Annotated[
-        float | None, typer.Option(help="Exit 1 if the mean composite is below this.")
+        float | None,
+        typer.Option(callback=score_level, help="Exit 1 if the mean composite is below this."),
     ] = None,
     batch_size: Annotated[int, typer.Option(min=1, help="Traces per batch.")] = 128,
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
@@ -93,6 +103,11 @@ def evaluate(
         with Store(db) as store:
             if resume:
                 run = store.get_run(resume)
+                if run.kind != "evaluate":
+                    raise usage_error(
+                        f"run {run.id} is a {run.kind} run: resume it with the command that "
+                        "made it (evaluate resumes evaluate runs)"
+                    )
                 chosen = Suite.model_validate(run.config["suite"])
                 sources = [Path(s) for s in run.sources] or paths
                 trace_format = run.config.get("format", "native")
@@ -265,7 +280,9 @@ def compare(
     run_b: Annotated[str, typer.Argument(help="Candidate run id.")],
     db: DbOption = Path("agentgauge.db"),
     by: Annotated[str, typer.Option(help="Pair samples by 'task' or by trace 'id'.")] = "task",
-    alpha: Annotated[float, typer.Option(help="Significance level.")] = 0.05,
+    alpha: Annotated[
+        float, typer.Option(callback=significance_level, help="Significance level, in (0, 1).")
+    ] = 0.05,
     json_out: Annotated[
         Path | None, typer.Option("--json", callback=output_file, help="Write the comparison.")
     ] = None,

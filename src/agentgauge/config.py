@@ -22,6 +22,7 @@ Unknown keys, metrics, weights or options are load-time errors that name the key
 
 from __future__ import annotations
 
+import math
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -89,10 +90,13 @@ class Suite(BaseModel):
                     f"{origin}: weights: unknown weight key {key!r} (not a metric of this "
                     f"suite: {', '.join(self.metrics)})"
                 )
-            if w < 0:
-                raise SuiteError(f"{origin}: weights: {key!r} is negative ({w})")
-        if self.weights and sum(self.weights.values()) <= 0:
+            if not math.isfinite(w) or w < 0:
+                raise SuiteError(f"{origin}: weights: {key!r} must be a finite number >= 0 ({w})")
+        total = sum(self.weights.values())
+        if self.weights and not total > 0:
             raise SuiteError(f"{origin}: weights: at least one weight must be positive")
+        if not math.isfinite(total):
+            raise SuiteError(f"{origin}: weights: their sum overflows ({total})")
         if self.text:
             shared = get_metric_info("semantic").options
             unknown_text = sorted(set(self.text) - set(shared))

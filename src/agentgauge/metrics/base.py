@@ -16,6 +16,7 @@ Example::
 from __future__ import annotations
 
 import inspect
+import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
@@ -275,8 +276,12 @@ def _type_mismatch(default: Any, value: Any) -> str | None:
     if isinstance(default, bool):
         expected, ok = "true or false", isinstance(value, bool)
     elif isinstance(default, int | float):
-        ok = isinstance(value, int | float) and not isinstance(value, bool)
-        expected = "a number"
+        ok = (
+            isinstance(value, int | float)
+            and not isinstance(value, bool)
+            and (isinstance(value, int) or math.isfinite(value))
+        )
+        expected = "a finite number"
     elif isinstance(default, str):
         expected, ok = "a string", isinstance(value, str)
     elif isinstance(default, list | tuple):

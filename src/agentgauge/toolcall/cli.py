@@ -26,6 +26,7 @@ from agentgauge._cli import (
     console,
     err_console,
     output_file,
+    score_level,
     usage_error,
     write_outputs,
 )
@@ -79,7 +80,10 @@ WeightsOpt = Annotated[
 ]
 JobsOpt = Annotated[int | None, typer.Option("--jobs", min=1, help="Scoring processes.")]
 FailUnderOpt = Annotated[
-    float | None, typer.Option("--fail-under", help="Exit 1 if the mean overall is below this.")
+    float | None,
+    typer.Option(
+        "--fail-under", callback=score_level, help="Exit 1 if the mean overall is below this."
+    ),
 ]
 ProgressOpt = Annotated[bool, typer.Option(help="Show progress bars.")]
 
