@@ -56,3 +56,21 @@ def test_lines_nested_too_deeply_are_bad_lines_and_reading_goes_on(tmp_path: Pat
     assert [type(i).__name__ for i in items] == ["Trace", "ReadError", "ReadError", "Trace"]
     assert items[1].message == "invalid JSON: nested too deeply to read"  # type: ignore[union-attr]
     assert "recursion limit" in items[2].message  # type: ignore[union-attr]
+
+
+def test_undecodable_lines_bom_and_broken_gzip_are_read_errors(tmp_path: Path) -> None:
+    good = json.dumps({"id": "a", "task": {"id": "t"}}).encode()
+    latin = b'{"id": "b", "task": {"id": "t"}, "output": "caf\xe9"}'
+    mixed = tmp_path / "mixed.jsonl"
+    mixed.write_bytes(b"\xef\xbb\xbf" + good + b"\n" + latin + b"\n" + good + b"\n")
+    items = list(read_traces(mixed))
+    assert [type(i).__name__ for i in items] == ["Trace", "ReadError", "Trace"]
+    assert items[1].line == 2 and "not UTF-8" in items[1].message  # type: ignore[union-attr]
+    assert count_lines([mixed]) == 3
+    fake = tmp_path / "fake.jsonl.gz"
+    fake.write_text("not gzip\n")
+    truncated = tmp_path / "cut.jsonl.gz"
+    truncated.write_bytes(gzip.compress(good + b"\n" + good + b"\n")[:-12])
+    for path in (fake, truncated):
+        *_, last = read_traces(path)
+        assert isinstance(last, ReadError) and "cannot be read on" in last.message

@@ -177,6 +177,7 @@ def test_generated_line_with_an_agent_trace(papers: list[PeerReadPaper]) -> None
         ({"paper_id": "660", "review": "x", "score": {}}, "score", "Extra inputs"),
         ({"paper_id": "660", "review": "x", "scores": {"NOVELTY": 3}}, "scores", "NOVELTY"),
         ({"paper_id": "660", "review": "x", "scores": {"CLARITY": 7}}, "scores", "outside"),
+        ({"paper_id": "660", "review": "x", "scores": {"CLARITY": 10**400}}, "scores", "outside"),
         ({"paper_id": "660", "review": "x", "scores": {"CLARITY": True}}, "scores", "number"),
         ({"paper_id": "660", "review": "x", "duration_s": -1}, "duration_s", "greater"),
         ({"paper_id": "12", "review": "x"}, "paper_id", "ambiguous"),

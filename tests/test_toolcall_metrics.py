@@ -400,3 +400,12 @@ def test_expected_tool_without_schema() -> None:
         parameter_accuracy(prediction_to_trace(task, [_call("read_file", file_path="x")])).value
         == 0.0
     )
+
+
+def test_a_huge_integer_is_a_wrong_value_in_every_mode() -> None:
+    trace = _trace(
+        [ExpectedCall(name="get_weather", arguments={"city": ["Oslo"], "lat": [59.9]})],
+        [_call("get_weather", city="Oslo", lat=10**400)],
+    )
+    for mode in ("strict", "lenient"):
+        assert ValueAccuracy(mode=mode).score(trace).value == 0.0

@@ -136,7 +136,7 @@ class EngineError(RuntimeError):
     """An evaluation that could not go on (e.g. a worker process died)."""
 
 
-def iter_sources(paths: Iterable[str | Path]) -> Iterator[RawLine]:
+def iter_sources(paths: Iterable[str | Path]) -> Iterator[RawLine | ReadError]:
     """The raw lines of several JSONL files, one after the other (parsed later, in workers)."""
     for path in paths:
         yield from iter_raw_lines(path)

@@ -7,13 +7,15 @@ reading goes on.
 
 from __future__ import annotations
 
+import codecs
 import gzip
 import io
 import json
+import zlib
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import IO, Any, TypeVar
+from typing import IO, Any, TypeVar, cast
 
 from pydantic import BaseModel, ValidationError
 
@@ -86,21 +88,48 @@ def open_text(path: str | Path, mode: str = "r") -> IO[str]:
     return open(p, mode, encoding="utf-8")
 
 
-def iter_raw_lines(path: str | Path) -> Iterator[RawLine]:
-    """Yield the non-blank lines of a JSONL file with their 1-based numbers."""
+def _binary_lines(path: str | Path) -> IO[bytes]:
+    p = Path(path)
+    return cast(IO[bytes], gzip.GzipFile(p, "rb")) if p.suffix == ".gz" else open(p, "rb")
+
+
+def iter_raw_lines(path: str | Path) -> Iterator[RawLine | ReadError]:
+    """Yield the non-blank lines of a JSONL file with their 1-based numbers.
+
+    A UTF-8 byte-order mark is skipped. A line that is not UTF-8 comes out as a ReadError and
+    reading goes on; a file that cannot be read on (a corrupt or truncated ``.gz``) ends with
+    a ReadError at the line it stopped.
+    """
     source = str(path)
-    with open_text(path) as fh:
-        for number, text in enumerate(fh, start=1):
-            if text.strip():
-                yield RawLine(source, number, text)
+    number = 0
+    try:
+        with _binary_lines(path) as fh:
+            for number, data in enumerate(fh, start=1):
+                if number == 1:
+                    data = data.removeprefix(codecs.BOM_UTF8)
+                try:
+                    text = data.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    yield ReadError(
+                        source, number, None, f"not UTF-8 text (byte {exc.start + 1} of the line)"
+                    )
+                    continue
+                if text.strip():
+                    yield RawLine(source, number, text)
+    except (OSError, EOFError, zlib.error) as exc:
+        yield ReadError(source, number + 1, None, f"the file cannot be read on: {exc}")
 
 
 def count_lines(paths: Iterable[str | Path]) -> int:
-    """Count the non-blank lines of the files (for a progress bar's total)."""
+    """Count the non-blank lines of the files (for a progress bar's total); a file that cannot
+    be read to its end counts what could be read."""
     total = 0
     for path in paths:
-        with open_text(path) as fh:
-            total += sum(1 for text in fh if text.strip())
+        try:
+            with _binary_lines(path) as fh:
+                total += sum(1 for data in fh if data.strip())
+        except (OSError, EOFError, zlib.error):
+            continue
     return total
 
 
@@ -165,13 +194,15 @@ def validation_read_error(
     return ReadError(source, line, path or None, error_message(first) + more)
 
 
-def validate_line(model: type[M], raw: RawLine) -> M | ReadError:
+def validate_line(model: type[M], raw: RawLine | ReadError) -> M | ReadError:
     """Validate one JSON line as ``model``, or return a ReadError naming the field at fault.
 
     Args:
         model: a pydantic model class.
-        raw: the line.
+        raw: the line (a line that could not be read is passed through).
     """
+    if isinstance(raw, ReadError):
+        return raw
     try:
         return model.model_validate_json(raw.text)
     except ValidationError as exc:
@@ -194,7 +225,7 @@ def validate_line(model: type[M], raw: RawLine) -> M | ReadError:
     return validation_read_error(raw.source, raw.line, error)
 
 
-def parse_line(raw: RawLine) -> Trace | ReadError:
+def parse_line(raw: RawLine | ReadError) -> Trace | ReadError:
     """Parse one line into a Trace, or a ReadError naming the field at fault."""
     return validate_line(Trace, raw)
 

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import json
 import re
+import zlib
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -137,8 +138,19 @@ def _documents(path: str | Path) -> Iterator[tuple[int, Any] | ReadError]:
     """The JSON documents of a file with the line each starts on.
 
     One document per line (the file exporter); when the first line is not a whole document the
-    file is read as one document or several concatenated ones (pretty-printed output).
+    file is read as one document or several concatenated ones (pretty-printed output). A file
+    that cannot be read on (not UTF-8, a corrupt ``.gz``) ends with a ReadError.
     """
+    last = 0
+    try:
+        for item in _documents_of(path):
+            last = item.line if isinstance(item, ReadError) else item[0]
+            yield item
+    except (UnicodeDecodeError, OSError, EOFError, zlib.error) as exc:
+        yield ReadError(str(path), last + 1, None, f"the file cannot be read on: {exc}")
+
+
+def _documents_of(path: str | Path) -> Iterator[tuple[int, Any] | ReadError]:
     source = str(path)
     with open_text(path) as fh:
         first = 0

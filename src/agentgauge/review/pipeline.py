@@ -113,7 +113,8 @@ class GeneratedReview(BaseModel):
             if isinstance(score, bool) or not isinstance(score, int | float):
                 raise ValueError(f"{aspect}: expected a number, got {score!r}")
             lo, hi = _SCORE_RANGE
-            if not (math.isfinite(score) and lo <= score <= hi):
+            # an int is compared as it is: math.isfinite would overflow on a huge one
+            if not ((isinstance(score, int) or math.isfinite(score)) and lo <= score <= hi):
                 raise ValueError(f"{aspect}: {score!r} is outside PeerRead's {lo:g}–{hi:g} scale")
         return value
 
@@ -203,7 +204,7 @@ def review_trace(
     return agent_trace.model_copy(update=update)
 
 
-def parse_generated_line(raw: RawLine, papers: PaperIndex) -> Trace | ReadError:
+def parse_generated_line(raw: RawLine | ReadError, papers: PaperIndex) -> Trace | ReadError:
     """One ``GEN.jsonl`` line as a Trace, or a ReadError naming the file, line and field.
 
     Args:

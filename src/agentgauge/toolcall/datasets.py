@@ -435,6 +435,9 @@ def read_predictions(
     """
     seen: set[str] = set()
     for raw in iter_raw_lines(path):
+        if isinstance(raw, ReadError):
+            yield raw
+            continue
         try:
             data = json.loads(raw.text)
         except json.JSONDecodeError as exc:
