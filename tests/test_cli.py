@@ -351,3 +351,18 @@ def test_the_html_report_hides_credentials_found_in_traces(tmp_path: Path) -> No
     ):
         assert secret not in page, secret
     assert "[credential hidden]" in page and "ann" in page
+
+
+def test_a_file_that_is_not_a_store_is_a_usage_error(tmp_path: Path) -> None:
+    not_a_store = tmp_path / "notes.db"
+    not_a_store.write_text("these are notes, not a database\n")
+    for args in (["runs"], ["show", "abc"]):
+        done = subprocess.run(
+            [sys.executable, "-m", "agentgauge", *args, "--db", str(not_a_store)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 2, done.stderr
+        assert "cannot use as a store: file is not a database" in done.stderr
+        assert "Traceback" not in done.stderr

@@ -64,6 +64,8 @@ accept = 0.9
         ('metrics = ["cfg_len"]\n[options.cfg_len]\nlimit = inf\n', "expected a finite number"),
         ('metrics = ["cfg_len"\n', "cannot read suite file"),
         ('extends = "nothing"\n', "extends: unknown suite 'nothing'"),
+        ('extends = ["behavior"]\n', "extends: unknown suite \\['behavior'\\]"),
+        ('metrics = ["cfg_len"]\nweights = 5\n', "weights: expected a table"),
         ('extends = "review"\n[text]\nmodle = "x"\n', "text: unknown option 'modle'"),
         (
             'metrics = ["cfg_len"]\n[options.cfg_len]\nlimit = "abc"\n',

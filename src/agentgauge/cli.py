@@ -420,4 +420,12 @@ def schema() -> None:
 
 
 def main() -> None:
-    app()
+    """The console script: any command's unusable store is a usage error (exit 2), not a
+    traceback."""
+    from agentgauge.store import StoreError
+
+    try:
+        app()
+    except StoreError as exc:
+        err_console.print(f"[red]error:[/] {exc}", highlight=False)
+        raise SystemExit(2) from None

@@ -218,9 +218,12 @@ def load_suite(ref: str | Path) -> Suite:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise SuiteError(f"{path}: cannot read suite file: {exc}") from None
+    for table in ("weights", "options", "thresholds", "judge", "text"):
+        if table in data and not isinstance(data[table], dict):
+            raise SuiteError(f"{path}: {table}: expected a table ([{table}]), got {data[table]!r}")
     base_name = data.pop("extends", None)
     if base_name is not None:
-        if base_name not in BUILTIN_SUITES:
+        if not isinstance(base_name, str) or base_name not in BUILTIN_SUITES:
             raise SuiteError(f"{path}: extends: unknown suite {base_name!r}")
         base = _builtin(base_name).model_dump()
     else:

@@ -167,11 +167,16 @@ class Store:
         except sqlite3.Error as exc:
             raise StoreError(f"{self.path}: cannot open store: {exc}") from None
         self._db.row_factory = sqlite3.Row
-        if self.path != ":memory:":
-            self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute("PRAGMA foreign_keys=ON")
-        self._migrate()
+        try:
+            if self.path != ":memory:":
+                self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.execute("PRAGMA foreign_keys=ON")
+            self._migrate()
+        except sqlite3.Error as exc:
+            # not an SQLite file, a read-only place, a full disk
+            self._db.close()
+            raise StoreError(f"{self.path}: cannot use as a store: {exc}") from None
 
     def close(self) -> None:
         self._db.close()
