@@ -366,3 +366,23 @@ def test_a_file_that_is_not_a_store_is_a_usage_error(tmp_path: Path) -> None:
         assert done.returncode == 2, done.stderr
         assert "cannot use as a store: file is not a database" in done.stderr
         assert "Traceback" not in done.stderr
+
+
+def test_csv_cells_that_a_spreadsheet_would_run_are_made_inert(tmp_path: Path) -> None:
+    import csv as csv_module
+
+    lines = [
+        json.dumps({"id": '=HYPERLINK("http://x")', "task": {"id": "+cmd|calc"}}),
+        json.dumps({"id": "plain", "task": {"id": "t"}}),
+    ]
+    data = tmp_path / "f.jsonl"
+    data.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "f.csv"
+    args = ["evaluate", str(data), "--suite", str(_suite(tmp_path)), "--db", str(tmp_path / "f.db")]
+    assert runner.invoke(app, [*args, "--csv", str(out), "--jobs", "1"]).exit_code == 0
+    rows = list(csv_module.DictReader(out.open()))
+    assert [(r["id"], r["task_id"]) for r in rows] == [
+        ('\'=HYPERLINK("http://x")', "'+cmd|calc"),
+        ("plain", "t"),
+    ]
+    assert rows[0]["cli_steps"] == "0.0"  # numbers stay numbers

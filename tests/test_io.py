@@ -74,3 +74,8 @@ def test_undecodable_lines_bom_and_broken_gzip_are_read_errors(tmp_path: Path) -
     for path in (fake, truncated):
         *_, last = read_traces(path)
         assert isinstance(last, ReadError) and "cannot be read on" in last.message
+
+
+def test_control_characters_from_the_input_never_reach_the_terminal() -> None:
+    error = ReadError("t.jsonl", 3, "\x1b[2Jkey", "Extra inputs are not permitted")
+    assert str(error) == "t.jsonl:3: \\x1b[2Jkey: Extra inputs are not permitted"

@@ -67,6 +67,11 @@ def test_wall_time_falls_back_to_timestamps_then_step_durations() -> None:
     trace.started_at = datetime(2026, 1, 1, 0, 0, 0, tzinfo=UTC)
     trace.ended_at = datetime(2026, 1, 1, 0, 0, 3, tzinfo=UTC)
     assert trace.wall_time_s() == 3.0
+    # contradicting timestamps are no duration: an end before the start, naive vs aware
+    trace.ended_at = datetime(2025, 1, 1, tzinfo=UTC)
+    assert trace.wall_time_s() is None
+    trace.ended_at = datetime(2026, 1, 1, 0, 0, 3)
+    assert trace.wall_time_s() is None
     trace.started_at = trace.ended_at = None
     assert trace.wall_time_s() is None  # two steps have no duration
     for s in trace.steps:

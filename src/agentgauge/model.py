@@ -173,11 +173,17 @@ class Trace(_Record):
 
     def wall_time_s(self) -> float | None:
         """The run's duration: ``duration_s``, else ``ended_at - started_at``, else the sum of
-        step durations when every step has one; None when none of these is known."""
+        step durations when every step has one; None when none of these is known. Timestamps
+        that contradict each other (an end before the start, one with a time zone and one
+        without) are not a duration."""
         if self.duration_s is not None:
             return self.duration_s
         if self.started_at is not None and self.ended_at is not None:
-            return max(0.0, (self.ended_at - self.started_at).total_seconds())
+            if (self.started_at.tzinfo is None) != (self.ended_at.tzinfo is None):
+                return None
+            elapsed = (self.ended_at - self.started_at).total_seconds()
+            if elapsed >= 0:
+                return elapsed
         durations = [s.duration_s for s in self.steps]
         if durations and all(d is not None for d in durations):
             return float(sum(d for d in durations if d is not None))

@@ -11,6 +11,7 @@ import codecs
 import gzip
 import io
 import json
+import re
 import zlib
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass
@@ -27,6 +28,7 @@ __all__ = [
     "RawLine",
     "ReadError",
     "count_lines",
+    "error_line",
     "error_message",
     "field_path",
     "invalid_json",
@@ -60,10 +62,24 @@ class ReadError:
         return asdict(self)
 
     def __str__(self) -> str:
-        where = f"{self.source}:{self.line}"
-        return (
-            f"{where}: {self.field}: {self.message}" if self.field else f"{where}: {self.message}"
-        )
+        return error_line(self.source, self.line, self.field, self.message)
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def error_line(source: str, line: int, field: str | None, message: str) -> str:
+    """``file:line: field: message`` for a terminal: control characters from the input (an
+    escape sequence in a bad key) are shown escaped, never sent to the terminal.
+
+    Args:
+        source: the file.
+        line: 1-based line number.
+        field: the offending field, if any.
+        message: what is wrong.
+    """
+    text = f"{source}:{line}: {field}: {message}" if field else f"{source}:{line}: {message}"
+    return _CONTROL.sub(lambda m: repr(m.group(0))[1:-1], text)
 
 
 @dataclass(frozen=True)

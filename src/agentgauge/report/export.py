@@ -206,7 +206,15 @@ def write_csv(store: Store, run_id: str, path: str | Path) -> None:
         for row in store.iter_samples(run.id):
             doc = sample_document(row)
             writer.writerow(
-                [doc[k] for k in fixed]
+                [_inert(doc[k]) for k in fixed]
                 + ["" if row["metrics"].get(m) is None else row["metrics"][m] for m in metrics]
-                + [row["error"] or ""]
+                + [_inert(row["error"] or "")]
             )
+
+
+def _inert(value: Any) -> Any:
+    """A text cell a spreadsheet would run as a formula (``=HYPERLINK(...)``, ``+cmd|...``)
+    gets a leading apostrophe, the OWASP defence against CSV injection; numbers are kept."""
+    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
+        return "'" + value
+    return value

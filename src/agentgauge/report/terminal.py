@@ -6,6 +6,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
+from agentgauge.io.jsonl import error_line
 from agentgauge.report.export import run_aggregate, run_verdict
 from agentgauge.store import Store
 
@@ -82,8 +83,8 @@ def print_summary(store: Store, run_id: str, console: Console | None = None) -> 
     if errors:
         console.print(f"[red]{len(errors)} input lines could not be read:[/]")
         for e in errors[:10]:
-            field = f" {e['field']}:" if e["field"] else ""
-            console.print(f"  {e['source']}:{e['line']}:{field} {e['message']}", markup=False)
+            line = error_line(e["source"], e["line"], e["field"], e["message"])
+            console.print(f"  {line}", markup=False, highlight=False)
         if len(errors) > 10:
             console.print(f"  … and {len(errors) - 10} more")
 

@@ -85,7 +85,7 @@ def _load_tasks(ref: str) -> list[Task]:
     tasks = []
     for item in read_tasks(path):
         if isinstance(item, ReadError):
-            err_console.print(f"[yellow]skipped[/] {item}", highlight=False)
+            err_console.print(f"skipped {item}", style="yellow", highlight=False, markup=False)
         else:
             tasks.append(item)
     if not tasks:
