@@ -386,3 +386,34 @@ def test_csv_cells_that_a_spreadsheet_would_run_are_made_inert(tmp_path: Path) -
         ("plain", "t"),
     ]
     assert rows[0]["cli_steps"] == "0.0"  # numbers stay numbers
+
+
+def test_ctrl_c_stops_cleanly_and_says_how_to_resume(tmp_path: Path) -> None:
+    n = 1500
+    data = tmp_path / "t.jsonl"
+    data.write_text("\n".join(_lines(n)) + "\n")
+    db = tmp_path / "i.db"
+    env = {
+        **os.environ,
+        "PYTHONPATH": f"{_plugin(tmp_path)}{os.pathsep}{os.environ.get('PYTHONPATH', '')}",
+    }
+    suite = str(_suite(tmp_path, "slow_plugin"))
+    cmd = [sys.executable, "-m", "agentgauge", "evaluate", str(data), "--suite", suite]
+    cmd += ["--db", str(db), "--jobs", "2", "--batch-size", "50", "--no-progress"]
+    proc = subprocess.Popen(
+        cmd, env=env, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.1)
+        try:
+            if sqlite3.connect(db).execute("SELECT COUNT(*) FROM samples").fetchone()[0] >= 100:
+                break
+        except sqlite3.OperationalError:
+            continue
+    os.killpg(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    run_id, status = sqlite3.connect(db).execute("SELECT id, status FROM runs").fetchone()
+    assert proc.returncode == 130 and status == "running"
+    assert f"agentgauge evaluate --resume {run_id}" in err.decode()
+    assert "Traceback" not in err.decode()

@@ -36,6 +36,17 @@ app.add_typer(review_app, name="review")
 register_tuning_commands(app)
 
 
+def _say_how_to_resume(store: Any, resume: str | None, db: Path) -> None:
+    running = [r for r in store.list_runs(5) if r.status == "running"]
+    run = store.get_run(resume) if resume else (running[0] if running else None)
+    if run is not None:
+        err_console.print(
+            f"interrupted: run {run.id} keeps its {run.n_samples} scored samples; continue it "
+            f"with: agentgauge evaluate --resume {run.id} --db {db}",
+            highlight=False,
+        )
+
+
 def _not_a_file(path: Path) -> str:
     if path.is_dir():
         return f"{path} is a folder: give the trace files in it (e.g. {path}/*.jsonl)"
@@ -123,21 +134,25 @@ def evaluate(
             else:
                 read = IMPORTERS[trace_format]
                 items, total = itertools.chain.from_iterable(read(p) for p in sources), None
-            run_id = run_evaluation(
-                items,
-                chosen,
-                store=store,
-                run_id=resume,
-                resume=resume is not None,
-                jobs=jobs,
-                progress=progress,
-                sources=[str(p) for p in sources],
-                total=total,
-                batch_size=batch_size,
-                executor=executor,
-                ray_address=ray_address,
-                extra_config={"format": trace_format},
-            )
+            try:
+                run_id = run_evaluation(
+                    items,
+                    chosen,
+                    store=store,
+                    run_id=resume,
+                    resume=resume is not None,
+                    jobs=jobs,
+                    progress=progress,
+                    sources=[str(p) for p in sources],
+                    total=total,
+                    batch_size=batch_size,
+                    executor=executor,
+                    ray_address=ray_address,
+                    extra_config={"format": trace_format},
+                )
+            except KeyboardInterrupt:
+                _say_how_to_resume(store, resume, db)
+                raise typer.Exit(130) from None
             stored = store.get_run(run_id)
             if trace_format == "native" and stored.n_samples == 0 and stored.n_errors > 0:
                 err_console.print(

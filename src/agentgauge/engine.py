@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import os
+import signal
 import traceback
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -200,6 +201,8 @@ _worker_state: tuple[Suite, list[Metric]] | None = None
 
 def _init_worker(suite_json: str) -> None:
     global _worker_state
+    # Ctrl-C is the main process's to handle: it stops the pool, saved batches stay saved
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     suite = Suite.model_validate_json(suite_json)
     _worker_state = (suite, suite.build_metrics())
 
@@ -336,8 +339,11 @@ def evaluate(
             for rows, errors in runner.run(_batches(items, done, batch_size, advance)):
                 store.write_batch(run_id, rows, errors)
                 advance(len(rows) + len(errors))
-    finally:
-        runner.close()
+    except BaseException:
+        # interrupted or failed: what is saved is saved; busy workers are not waited for
+        runner.close(wait=False)
+        raise
+    runner.close()
     store.finish_run(run_id)
     return run_id
 
@@ -349,7 +355,7 @@ Batch = list[tuple[int, str, Item]]
 class _BatchRunner(Protocol):
     def run(self, batches: Iterator[Batch]) -> Iterator[Outcome]: ...
 
-    def close(self) -> None: ...
+    def close(self, wait: bool = True) -> None: ...
 
 
 class _InlineRunner:
@@ -363,7 +369,7 @@ class _InlineRunner:
         for batch in batches:
             yield _score_batch(batch, self._suite, self._metrics)
 
-    def close(self) -> None:
+    def close(self, wait: bool = True) -> None:
         return None
 
 
@@ -394,8 +400,8 @@ class _PoolRunner:
                 f"a worker process died ({exc}); finished batches are saved: resume the run"
             ) from exc
 
-    def close(self) -> None:
-        self._pool.shutdown(cancel_futures=True)
+    def close(self, wait: bool = True) -> None:
+        self._pool.shutdown(wait=wait, cancel_futures=True)
 
 
 _ray_metrics: dict[str, tuple[Suite, list[Metric]]] = {}
@@ -450,6 +456,6 @@ class _RayRunner:
             finished, pending = ray.wait(pending, num_returns=1)
             yield from ray.get(finished)
 
-    def close(self) -> None:
+    def close(self, wait: bool = True) -> None:
         if self._started_here:
             self._ray.shutdown()

@@ -354,7 +354,8 @@ class Store:
             )
             db.execute("COMMIT")
         except BaseException:
-            db.execute("ROLLBACK")
+            if db.in_transaction:  # a Ctrl-C can land just after the COMMIT
+                db.execute("ROLLBACK")
             raise
 
     def done_keys(self, run_id: str) -> set[str]:
