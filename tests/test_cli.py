@@ -181,7 +181,7 @@ def _plugin(tmp_path: Path) -> Path:
     """A third-party metric package exposed through the agentgauge.metrics entry point."""
     root = tmp_path / "plugin"
     dist = root / "slowplug-0.1.dist-info"
-    dist.mkdir(parents=True)
+    dist.mkdir(parents=True, exist_ok=True)
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: slowplug\nVersion: 0.1\n")
     (dist / "entry_points.txt").write_text("[agentgauge.metrics]\nslow_plugin = slowplug:slow\n")
     (root / "slowplug.py").write_text(
@@ -194,45 +194,43 @@ def _plugin(tmp_path: Path) -> Path:
     return root
 
 
-def test_sigkill_then_resume_scores_every_sample_exactly_once(tmp_path: Path) -> None:
-    n = 1500
+def _slow_env(tmp_path: Path) -> dict[str, str]:
+    """The environment of a subprocess that sees the slow plugin metric."""
+    plugin = _plugin(tmp_path)
+    return {**os.environ, "PYTHONPATH": f"{plugin}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+
+
+def _start_slow_run(tmp_path: Path, n: int, db: Path) -> subprocess.Popen[bytes]:
+    """An evaluation of n traces with the slow plugin in its own process group, returned once
+    at least 200 samples are committed (or it ended)."""
     data = tmp_path / "t.jsonl"
     data.write_text("\n".join(_lines(n)) + "\n")
-    db = tmp_path / "k.db"
-    env = {
-        **os.environ,
-        "PYTHONPATH": f"{_plugin(tmp_path)}{os.pathsep}{os.environ.get('PYTHONPATH', '')}",
-    }
-    cmd = [
-        sys.executable,
-        "-m",
-        "agentgauge",
-        "evaluate",
-        str(data),
-        "--suite",
-        str(_suite(tmp_path, "slow_plugin")),
-        "--db",
-        str(db),
-        "--jobs",
-        "2",
-        "--batch-size",
-        "50",
-        "--no-progress",
-    ]
+    suite = str(_suite(tmp_path, "slow_plugin"))
+    cmd = [sys.executable, "-m", "agentgauge", "evaluate", str(data), "--suite", suite]
+    cmd += ["--db", str(db), "--jobs", "2", "--batch-size", "50", "--no-progress"]
     proc = subprocess.Popen(
-        cmd, env=env, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        cmd,
+        env=_slow_env(tmp_path),
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
     )
-    done = 0
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.1)
-        if db.exists():
-            try:
-                done = sqlite3.connect(db).execute("SELECT COUNT(*) FROM samples").fetchone()[0]
-            except sqlite3.OperationalError:
-                continue
-            if done >= 200:
+        try:
+            if sqlite3.connect(db).execute("SELECT COUNT(*) FROM samples").fetchone()[0] >= 200:
                 break
+        except sqlite3.OperationalError:
+            continue
+    return proc
+
+
+def test_sigkill_then_resume_scores_every_sample_exactly_once(tmp_path: Path) -> None:
+    n = 1500
+    db = tmp_path / "k.db"
+    env = _slow_env(tmp_path)
+    proc = _start_slow_run(tmp_path, n, db)
     assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
@@ -389,28 +387,8 @@ def test_csv_cells_that_a_spreadsheet_would_run_are_made_inert(tmp_path: Path) -
 
 
 def test_ctrl_c_stops_cleanly_and_says_how_to_resume(tmp_path: Path) -> None:
-    n = 1500
-    data = tmp_path / "t.jsonl"
-    data.write_text("\n".join(_lines(n)) + "\n")
     db = tmp_path / "i.db"
-    env = {
-        **os.environ,
-        "PYTHONPATH": f"{_plugin(tmp_path)}{os.pathsep}{os.environ.get('PYTHONPATH', '')}",
-    }
-    suite = str(_suite(tmp_path, "slow_plugin"))
-    cmd = [sys.executable, "-m", "agentgauge", "evaluate", str(data), "--suite", suite]
-    cmd += ["--db", str(db), "--jobs", "2", "--batch-size", "50", "--no-progress"]
-    proc = subprocess.Popen(
-        cmd, env=env, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
-    )
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and proc.poll() is None:
-        time.sleep(0.1)
-        try:
-            if sqlite3.connect(db).execute("SELECT COUNT(*) FROM samples").fetchone()[0] >= 100:
-                break
-        except sqlite3.OperationalError:
-            continue
+    proc = _start_slow_run(tmp_path, 1500, db)
     os.killpg(proc.pid, signal.SIGINT)
     _, err = proc.communicate(timeout=60)
     run_id, status = sqlite3.connect(db).execute("SELECT id, status FROM runs").fetchone()
