@@ -41,6 +41,9 @@ SuiteOption = Annotated[str, typer.Option("--suite", help="Built-in suite name o
 JsonOption = Annotated[
     Path | None, typer.Option("--json", callback=output_file, help="Write the results JSON here.")
 ]
+CsvOption = Annotated[
+    Path | None, typer.Option("--csv", callback=output_file, help="Write a per-sample CSV here.")
+]
 HtmlOption = Annotated[
     Path | None, typer.Option("--html", callback=output_file, help="Write an HTML report here.")
 ]

@@ -6,12 +6,15 @@ import itertools
 import json
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from agentgauge._cli import (
+    CsvOption,
     DbOption,
+    HtmlOption,
+    JsonOption,
     console,
     err_console,
     output_file,
@@ -23,6 +26,9 @@ from agentgauge._cli import (
 from agentgauge.review.cli import review_app
 from agentgauge.toolcall.cli import toolcall_app
 from agentgauge.tuning.cli import register_tuning_commands
+
+if TYPE_CHECKING:
+    from agentgauge.store import Store
 
 app = typer.Typer(
     name="agentgauge",
@@ -36,7 +42,7 @@ app.add_typer(review_app, name="review")
 register_tuning_commands(app)
 
 
-def _say_how_to_resume(store: Any, resume: str | None, db: Path) -> None:
+def _say_how_to_resume(store: Store, resume: str | None, db: Path) -> None:
     running = [r for r in store.list_runs(5) if r.status == "running"]
     run = store.get_run(resume) if resume else (running[0] if running else None)
     if run is not None:
@@ -68,15 +74,9 @@ def evaluate(
     jobs: Annotated[
         int | None, typer.Option(min=1, help="Worker processes (default: cores).")
     ] = None,
-    json_out: Annotated[
-        Path | None, typer.Option("--json", callback=output_file, help="Write results JSON.")
-    ] = None,
-    csv_out: Annotated[
-        Path | None, typer.Option("--csv", callback=output_file, help="Write per-sample CSV.")
-    ] = None,
-    html_out: Annotated[
-        Path | None, typer.Option("--html", callback=output_file, help="Write an HTML report.")
-    ] = None,
+    json_out: JsonOption = None,
+    csv_out: CsvOption = None,
+    html_out: HtmlOption = None,
     resume: Annotated[str | None, typer.Option(help="Continue the run with this id.")] = None,
     fail_under: Annotated[
         float | None,
@@ -245,15 +245,9 @@ def runs(
 def show(
     run_id: Annotated[str, typer.Argument(help="Run id (or a unique prefix).")],
     db: DbOption = Path("agentgauge.db"),
-    json_out: Annotated[
-        Path | None, typer.Option("--json", callback=output_file, help="Write results JSON.")
-    ] = None,
-    csv_out: Annotated[
-        Path | None, typer.Option("--csv", callback=output_file, help="Write per-sample CSV.")
-    ] = None,
-    html_out: Annotated[
-        Path | None, typer.Option("--html", callback=output_file, help="Write an HTML report.")
-    ] = None,
+    json_out: JsonOption = None,
+    csv_out: CsvOption = None,
+    html_out: HtmlOption = None,
 ) -> None:
     """Print a stored run's summary again (and export it), with the records a tune, impact or
     review run keeps beside its samples."""
@@ -310,11 +304,9 @@ def compare(
     The composite is the primary test; the per-metric verdicts use Benjamini–Hochberg adjusted
     p-values (q), so that comparing many metrics does not manufacture differences.
     """
-    from rich import box
-    from rich.table import Table
-
     from agentgauge.report.compare import compare_runs
     from agentgauge.report.export import write_json
+    from agentgauge.report.terminal import compact_table
     from agentgauge.store import Store, StoreError
 
     if by not in ("task", "id"):
@@ -334,12 +326,8 @@ def compare(
             f"(by {by}; {result['only_in_a']} only in A, {result['only_in_b']} only in B): "
             "nothing to compare"
         )
-    table = Table(
-        title=f"B={result['run_b']} vs A={result['run_a']} (paired by {by})",
-        title_justify="left",
-        box=box.SIMPLE_HEAD,
-        collapse_padding=True,
-        pad_edge=False,
+    table = compact_table(
+        f"B={result['run_b']} vs A={result['run_a']} (paired by {by})",
         caption="p: the composite's own; the metrics' adjusted for their number (BH)",
         caption_justify="left",
     )

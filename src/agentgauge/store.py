@@ -400,12 +400,14 @@ class Store:
             )
         ]
 
-    def mean_coverage(self, run_id: str) -> float | None:
-        """The mean of the samples' coverage (None for a run without samples)."""
-        row = self._db.execute(
-            "SELECT AVG(coverage) FROM samples WHERE run_id = ?", (run_id,)
+    def coverage(self, run_id: str) -> tuple[float | None, float | None, int]:
+        """The samples' mean and lowest coverage (None without samples) and how many samples
+        had a metric error."""
+        mean, low, failed = self._db.execute(
+            "SELECT AVG(coverage), MIN(coverage), COUNT(error) FROM samples WHERE run_id = ?",
+            (run_id,),
         ).fetchone()
-        return None if row[0] is None else float(row[0])
+        return mean, low, failed
 
     def iter_samples(
         self, run_id: str, *, order: str = "seq", limit: int | None = None, with_trace: bool = False

@@ -91,7 +91,7 @@ def _head(store: Store, run: RunInfo) -> dict[str, Any]:
     """The document's keys before ``samples``: the run, its config and the aggregate."""
     aggregate = run_aggregate(store, run.id)
     composite = aggregate["composite"].as_dict()
-    composite["mean_coverage"] = store.mean_coverage(run.id)
+    composite["mean_coverage"] = store.coverage(run.id)[0]
     composite.update(run_verdict(run, aggregate["composite"].mean))
     return {
         "run_id": run.id,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich import box
 from rich.console import Console
 from rich.table import Table
@@ -15,6 +17,24 @@ __all__ = ["print_runs", "print_summary"]
 
 def _fmt(value: float | None, digits: int = 3) -> str:
     return "—" if value is None else f"{value:.{digits}f}"
+
+
+def compact_table(title: str, **options: Any) -> Table:
+    """A table for wide rows in an 80-column terminal: a rule under the header, no side
+    borders, one space between columns.
+
+    Args:
+        title: shown above the table, left-aligned.
+        options: more :class:`rich.table.Table` options (a caption...).
+    """
+    return Table(
+        title=title,
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        collapse_padding=True,
+        pad_edge=False,
+        **options,
+    )
 
 
 def print_summary(store: Store, run_id: str, console: Console | None = None) -> None:
@@ -67,12 +87,8 @@ def print_summary(store: Store, run_id: str, console: Console | None = None) -> 
             f"(weight {verdict['recommendation_weight']:+.1f}) · band [bold]{verdict['band']}[/] "
             "(the suite's thresholds applied to the mean composite)"
         )
-    coverages, failed = [], 0
-    for sample in store.iter_samples(run.id):
-        coverages.append(sample["coverage"])
-        failed += bool(sample["error"])
-    if coverages and min(coverages) < 1.0:
-        mean_cov = sum(coverages) / len(coverages)
+    mean_cov, lowest, failed = store.coverage(run.id)
+    if mean_cov is not None and lowest is not None and lowest < 1.0:
         console.print(
             f"[yellow]coverage {mean_cov:.0%}[/]: some weighted metrics were not measured; the "
             "composite is renormalised over the metrics that were (see each sample's reasons)."
@@ -98,12 +114,8 @@ def print_runs(store: Store, console: Console | None = None, limit: int = 50) ->
         limit: at most this many runs.
     """
     console = console or Console()
-    table = Table(
-        title=f"runs in {store.path} (n: samples, bad: unreadable lines, mean: composite)",
-        title_justify="left",
-        box=box.SIMPLE_HEAD,
-        collapse_padding=True,
-        pad_edge=False,
+    table = compact_table(
+        f"runs in {store.path} (n: samples, bad: unreadable lines, mean: composite)"
     )
     # the id is what users copy: it never wraps or shrinks
     table.add_column("run", no_wrap=True, min_width=12)

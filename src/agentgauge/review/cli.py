@@ -8,8 +8,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich import box
-from rich.table import Table
 
 from agentgauge._cli import (
     DbOption,
@@ -20,6 +18,7 @@ from agentgauge._cli import (
     usage_error,
     write_outputs,
 )
+from agentgauge.report.terminal import compact_table
 
 if TYPE_CHECKING:
     from agentgauge.config import Suite
@@ -169,12 +168,8 @@ def _fmt(value: float | None) -> str:
 
 
 def _print_agreement(rows: Sequence[dict[str, Any]]) -> None:
-    table = Table(
-        title="aspect agreement with the human reviewers (human: leave-one-out ceiling)",
-        title_justify="left",
-        box=box.SIMPLE_HEAD,
-        collapse_padding=True,
-        pad_edge=False,
+    table = compact_table(
+        "aspect agreement with the human reviewers (human: leave-one-out ceiling)"
     )
     table.add_column("aspect", no_wrap=True)
     for column in ("n", "MAE", "rho", "human n", "human MAE", "human rho"):

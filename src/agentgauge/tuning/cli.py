@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich import box
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -22,6 +21,7 @@ from agentgauge._cli import (
     usage_error,
     write_outputs,
 )
+from agentgauge.report.terminal import compact_table
 
 if TYPE_CHECKING:
     from agentgauge.config import Suite
@@ -440,12 +440,8 @@ def impact_command(
 
 def _print_impact(effects: Any, claims: Any, run_id: str, simulation: bool) -> None:
     who = "the SIMULATED agent" if simulation else "this agent"
-    table = Table(
-        title=f"Parameter impact on {who} (run {run_id}): slope over the range, Spearman rho",
-        title_justify="left",
-        box=box.SIMPLE_HEAD,
-        collapse_padding=True,
-        pad_edge=False,
+    table = compact_table(
+        f"Parameter impact on {who} (run {run_id}): slope over the range, Spearman rho"
     )
     for column in ("parameter", "metric", "slope [95% CI]", "rho", "effect"):
         justify = "left" if column in ("parameter", "metric") else "right"
