@@ -19,9 +19,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "src"), str(ROOT / "tests")]
 
+from agentgauge.judges import client as judge_client  # noqa: E402
 from agentgauge.metrics.base import create_metric  # noqa: E402
 from agentgauge.model import Task, Trace  # noqa: E402
-from agentgauge.review import judge_client  # noqa: E402
 from agentgauge.review.loader import load_peerread  # noqa: E402
 from judge_server import judge_server  # noqa: E402
 

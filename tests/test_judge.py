@@ -17,11 +17,12 @@ import pytest
 
 from agentgauge.config import SuiteError, load_suite
 from agentgauge.engine import score_traces
+from agentgauge.judges import client as judge_client
+from agentgauge.judges.prompts import render_steps
 from agentgauge.metrics.base import MetricOptionError, create_metric
 from agentgauge.model import MessageType, Step, StepKind, Task, ToolCall, Trace
-from agentgauge.review import judge_client
-from agentgauge.review.judge_prompts import render_steps, technical_accuracy_prompt
 from agentgauge.review.loader import read_paper_file
+from agentgauge.review.prompts import technical_accuracy_prompt
 from judge_server import (
     COMPLETION_TOKENS,
     CONSTRUCTIVE_VALUE,
@@ -572,7 +573,7 @@ def test_a_suite_judge_caches_in_the_store_it_evaluates_into(
 ) -> None:
     from agentgauge.config import Suite
     from agentgauge.engine import evaluate
-    from agentgauge.review.judge_client import JudgeSettings
+    from agentgauge.judges.settings import JudgeSettings
     from agentgauge.store import Store
 
     monkeypatch.chdir(tmp_path)
@@ -597,7 +598,7 @@ def test_a_judge_budget_holds_for_the_whole_run_whatever_the_jobs(
 ) -> None:
     from agentgauge.config import Suite
     from agentgauge.engine import evaluate
-    from agentgauge.review.judge_client import JudgeSettings
+    from agentgauge.judges.settings import JudgeSettings
     from agentgauge.store import Store
 
     suite = Suite(
@@ -616,7 +617,7 @@ def test_a_judge_budget_holds_for_the_whole_run_whatever_the_jobs(
 
 
 def test_the_judge_identity_never_holds_url_credentials() -> None:
-    from agentgauge.review.judge_client import JudgeSettings
+    from agentgauge.judges.settings import JudgeSettings
 
     settings = JudgeSettings(
         model="m", base_url="http://alice:S3CRET@127.0.0.1:9/v1?api_key=QS&region=eu"

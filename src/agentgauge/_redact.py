@@ -1,8 +1,9 @@
 """Keeping secrets out of what agentgauge writes: the store, results and reports.
 
-Three things are hidden: the values of secret-looking keys (``api_key``, ``token``,
-``password``...), credentials inside URLs (``https://user:pass@host``, ``?api_key=...``), and,
-where trace content is shown, text that looks like a leaked credential.
+Four things are hidden: the values of secret-looking keys (``api_key``, ``token``,
+``password``...), credentials inside URLs (``https://user:pass@host``, ``?api_key=...``),
+where trace content is shown, text that looks like a leaked credential, and in error messages
+about a request, the API key that was sent with it.
 """
 
 from __future__ import annotations
@@ -11,7 +12,13 @@ import re
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-__all__ = ["CREDENTIAL_PATTERNS", "hide_credentials", "redact_secrets", "redact_url"]
+__all__ = [
+    "CREDENTIAL_PATTERNS",
+    "hide_credentials",
+    "redact_error",
+    "redact_secrets",
+    "redact_url",
+]
 
 # "token" but not "max_tokens" / "input_tokens" (counts) nor "tokenizer"; "pass" alone, not
 # "passage" or "bypass_cache"
@@ -102,3 +109,17 @@ def hide_credentials(text: str) -> str:
         text: text to show.
     """
     return _CREDENTIAL.sub("[credential hidden]", redact_url(text))
+
+
+def redact_error(text: str, secret: str | None) -> str:
+    """An error message about a request, safe to record: ``secret`` (the API key that was sent,
+    which a server may echo) replaced by ``***``, and anything else that looks like a
+    credential hidden (:func:`hide_credentials`).
+
+    Args:
+        text: the error message.
+        secret: the API key sent with the request; None when none was sent.
+    """
+    if secret:
+        text = text.replace(secret, _HIDDEN)
+    return hide_credentials(text)

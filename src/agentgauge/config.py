@@ -30,6 +30,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agentgauge.io.jsonl import error_message
+from agentgauge.judges.settings import JudgeSettings
 from agentgauge.metrics.base import (
     Metric,
     MetricOptionError,
@@ -40,7 +41,6 @@ from agentgauge.metrics.base import (
 )
 from agentgauge.metrics.judge import JUDGE_METRICS
 from agentgauge.metrics.text import TEXT_METRICS
-from agentgauge.review.judge_client import JudgeSettings
 from agentgauge.scoring import Thresholds
 
 __all__ = ["BUILTIN_SUITES", "Suite", "SuiteError", "load_suite"]

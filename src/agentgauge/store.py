@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from agentgauge._redact import redact_secrets
-from agentgauge.review.judge_cache import JUDGE_CACHE_SCHEMA
 
 __all__ = [
+    "JUDGE_CACHE_SCHEMA",
     "SCHEMA_VERSION",
     "MetricRow",
     "RunInfo",
@@ -34,6 +34,20 @@ __all__ = [
 ]
 
 SCHEMA_VERSION = 2
+
+JUDGE_CACHE_SCHEMA = """
+CREATE TABLE IF NOT EXISTS judge_cache (
+    key TEXT PRIMARY KEY,
+    model TEXT NOT NULL,
+    prompt_version TEXT NOT NULL,
+    output TEXT NOT NULL,
+    usage TEXT,
+    created_at TEXT NOT NULL
+)
+"""
+"""The judge cache's table (:class:`agentgauge.judges.cache.JudgeCache`): part of the store's
+schema, so that one file holds both, and created on its own by a judge that runs without a
+store."""
 
 _MIGRATIONS: dict[int, str] = {
     1: """

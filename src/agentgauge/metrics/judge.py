@@ -10,7 +10,7 @@
   judge and the same verdict (a second metric instance reuses it, it is not a second call).
 
 Each criterion is an integer 1–5 returned by the judge model as structured output; the value is
-``Σ wᵢ·cᵢ / (5·Σ wᵢ)`` (the spec's formulas with its default weights; ``criteria_weights``
+``Σ wᵢ·cᵢ / (5·Σ wᵢ)`` (the formulas above with their default weights; ``criteria_weights``
 changes them), so it lies in [0.2, 1]. ``details`` holds the criteria, the weights, the
 judge's rationale, the model, the prompt version, the token usage and cost of the call, and
 whether the verdict came from the cache.
@@ -21,7 +21,7 @@ exhausted) → None with the reason. Only with ``fallback="heuristic"`` is a heu
 instead, and it is labelled so in ``details["method"]`` and in the reason — never presented as
 a judge's score.
 
-Options are the fields of :class:`~agentgauge.review.judge_client.JudgeSettings` (a suite's
+Options are the fields of :class:`~agentgauge.judges.settings.JudgeSettings` (a suite's
 ``[judge]`` table sets them for every judge metric at once) plus ``criteria_weights``.
 """
 
@@ -31,26 +31,26 @@ import asyncio
 import inspect
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
-from agentgauge.metrics.base import MetricResult, metric
-from agentgauge.metrics.text import review_text
-from agentgauge.model import StepKind, Trace
-from agentgauge.review.judge_client import (
+from agentgauge.judges.budget import JudgeSpend
+from agentgauge.judges.client import (
     JudgeFailure,
     JudgeRequest,
     JudgeSession,
-    JudgeSettings,
-    JudgeSpend,
     JudgeVerdict,
     run_sync,
 )
-from agentgauge.review.judge_prompts import (
-    JUDGE_SPECS,
-    JudgeSpec,
+from agentgauge.judges.prompts import PLANNING_RATIONALITY, JudgeSpec, planning_prompt
+from agentgauge.judges.settings import JudgeSettings
+from agentgauge.metrics.base import MetricResult, metric
+from agentgauge.metrics.text import review_text
+from agentgauge.model import StepKind, Trace
+from agentgauge.review.prompts import (
+    CONSTRUCTIVENESS,
+    TECHNICAL_ACCURACY,
     constructiveness_prompt,
     paper_text,
-    planning_prompt,
     technical_accuracy_prompt,
 )
 
@@ -106,12 +106,11 @@ class _JudgeMetric:
     """A Tier 2 judge; subclasses name their :class:`JudgeSpec`."""
 
     name: str
-    spec_name: str
+    spec: ClassVar[JudgeSpec]
 
     def __init__(self, **options: Any) -> None:
         weights = options.pop("criteria_weights", None)
         self.settings = JudgeSettings(**options)
-        self.spec = JUDGE_SPECS[self.spec_name]
         self.weights = _checked_weights(self.spec, weights)
         self._spend = JudgeSpend()
 
@@ -242,7 +241,7 @@ def _content_terms(text: str) -> set[str]:
 class TechnicalAccuracy(_JudgeMetric):
     """The review's technical accuracy against the paper, judged by an LLM."""
 
-    spec_name = "technical_accuracy"
+    spec = TECHNICAL_ACCURACY
 
     def _prepare(self, trace: Trace) -> tuple[JudgeRequest, dict[str, Any]] | str:
         review, paper = _review(trace), paper_text(trace)
@@ -297,7 +296,7 @@ _MARKERS_FOR_FULL_CREDIT = 3
 class Constructiveness(_JudgeMetric):
     """How constructive the review is, judged by an LLM."""
 
-    spec_name = "constructiveness"
+    spec = CONSTRUCTIVENESS
 
     def _prepare(self, trace: Trace) -> tuple[JudgeRequest, dict[str, Any]] | str:
         review = _review(trace)
@@ -336,7 +335,7 @@ class Constructiveness(_JudgeMetric):
 class PlanningRationality(_JudgeMetric):
     """The rationality of the agent's plan, judged by an LLM from the trace's actual steps."""
 
-    spec_name = "planning_rationality"
+    spec = PLANNING_RATIONALITY
 
     def _prepare(self, trace: Trace) -> tuple[JudgeRequest, dict[str, Any]] | str:
         if not trace.steps:

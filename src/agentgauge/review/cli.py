@@ -83,8 +83,8 @@ def _apply_options(
     ref: str, *, judge: str | None, judge_url: str | None, text_model: str | None, db: Path
 ) -> Suite:
     from agentgauge.config import SuiteError, load_suite
+    from agentgauge.judges.settings import JudgeSettings
     from agentgauge.metrics.text import TEXT_METRICS
-    from agentgauge.review.judge_client import JudgeSettings
 
     suite = load_suite(ref)
     update: dict[str, Any] = {}

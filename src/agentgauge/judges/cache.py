@@ -2,11 +2,12 @@
 
 A rerun of the same judge (model, prompt version, instructions, prompt and output schema) on
 the same inputs is served from the table ``judge_cache`` and makes no call. The table lives
-in the same file as the results store (default ``./agentgauge.db``); this module creates it
-with ``CREATE TABLE IF NOT EXISTS`` and puts the file in WAL mode, so the store and the cache
-can be written by different connections. It holds the structured output and the token usage
-of the call that produced it, never a credential: the key is a hash of what was sent, and the
-model is named by its model string or ``name@base_url``.
+in the same file as the results store (default ``./agentgauge.db``) and is part of the store's
+schema; a cache without a store creates it with ``CREATE TABLE IF NOT EXISTS`` and puts the
+file in WAL mode, so the store and the cache can be written by different connections. It
+holds the structured output and the token usage of the call that produced it, never a
+credential: the key is a hash of what was sent, and the model is named by its model string or
+``name@base_url``.
 """
 
 from __future__ import annotations
@@ -18,20 +19,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-__all__ = ["JUDGE_CACHE_SCHEMA", "JudgeCache", "cache_key"]
+from agentgauge.store import JUDGE_CACHE_SCHEMA
 
-JUDGE_CACHE_SCHEMA = """
-CREATE TABLE IF NOT EXISTS judge_cache (
-    key TEXT PRIMARY KEY,
-    model TEXT NOT NULL,
-    prompt_version TEXT NOT NULL,
-    output TEXT NOT NULL,
-    usage TEXT,
-    created_at TEXT NOT NULL
-)
-"""
-"""The table of the cache: the results store creates it with its own schema (so that one file
-holds both), and a judge that runs without a store creates it on its own."""
+__all__ = ["JudgeCache", "cache_key"]
 
 
 def cache_key(*, model: str, prompt_version: str, parts: dict[str, Any]) -> str:

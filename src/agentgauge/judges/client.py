@@ -1,8 +1,8 @@
-"""Calling a judge model through pydantic-ai: settings, retries, timeouts, budget, cache.
+"""Calling a judge model through pydantic-ai: retries, timeouts, budget, cache.
 
 One :class:`JudgeSession` serves one batch of judge calls on one event loop. It builds the
 pydantic-ai model once, runs the calls concurrently under a semaphore, serves repeats from an
-in-process memo and from the SQLite :class:`~agentgauge.review.judge_cache.JudgeCache`, and
+in-process memo and from the SQLite :class:`~agentgauge.judges.cache.JudgeCache`, and
 turns every failure into a :class:`JudgeFailure` with a reason instead of a score.
 
 Who does what:
@@ -14,8 +14,9 @@ Who does what:
 - the provider SDK retries 408/409/429/5xx answers, dropped connections and timeouts
   ``retries`` times with exponential backoff (honouring ``Retry-After``); ``timeout_s`` bounds
   each attempt (pydantic-ai's ``ModelSettings.timeout``);
-- token usage is pydantic-ai's ``RunUsage`` of the run; its cost is the configured price per
-  1k tokens when one is set, else pydantic-ai's genai-prices figure, else unknown (None).
+- token usage is pydantic-ai's ``RunUsage`` of the run; its cost comes from
+  :func:`~agentgauge.judges.cost.call_cost` and counts against the
+  :class:`~agentgauge.judges.budget.JudgeSpend` budget.
 
 The API key is read from the environment variable ``api_key_env`` when the call is made; it is
 never stored, logged or put in a reason (provider error messages are scrubbed of it).
@@ -26,90 +27,26 @@ from __future__ import annotations
 import asyncio
 import functools
 import os
-import re
 from collections.abc import Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel
 
-from agentgauge._redact import redact_url
-from agentgauge.review.judge_cache import JudgeCache, cache_key
+from agentgauge._redact import redact_error
+from agentgauge.judges.budget import JudgeSpend
+from agentgauge.judges.cache import JudgeCache, cache_key
+from agentgauge.judges.cost import call_cost
+from agentgauge.judges.settings import JudgeSettings
 
 if TYPE_CHECKING:
     from pydantic_ai import Agent
     from pydantic_ai.models import Model
 
-__all__ = [
-    "JudgeFailure",
-    "JudgeRequest",
-    "JudgeSession",
-    "JudgeSettings",
-    "JudgeSpend",
-    "JudgeVerdict",
-    "run_sync",
-]
+__all__ = ["JudgeFailure", "JudgeRequest", "JudgeSession", "JudgeVerdict", "run_sync"]
 
 _T = TypeVar("_T")
-
-
-class JudgeSettings(BaseModel):
-    """How the judges reach their model; the ``[judge]`` table of a suite file.
-
-    Args:
-        model: a pydantic-ai model string (``"openai:gpt-4o-mini"``, ``"anthropic:..."``,
-            ``"ollama:..."``), or the model name served at ``base_url``. None: no judge, the
-            judge metrics are None with the reason "no judge configured".
-        base_url: an OpenAI-compatible endpoint (``http://host:port/v1``); the model is then
-            pydantic-ai's ``OpenAIChatModel`` with an ``OpenAIProvider`` at this URL.
-        api_key_env: the environment variable holding the API key. With ``base_url`` it is the
-            only key ever sent (none when unset, so a key meant for another provider never
-            leaks to a third-party URL); with a model string, unset means the provider's own
-            variable (``OPENAI_API_KEY``, ``ANTHROPIC_API_KEY``...).
-        timeout_s: the timeout of each HTTP attempt, in seconds.
-        retries: how many times a failed request (429, 5xx, timeout, dropped connection) is
-            retried by the provider SDK, with exponential backoff.
-        output_retries: how many times pydantic-ai re-asks the model after invalid output.
-        concurrency: the most judge calls in flight at once.
-        max_calls: the most live calls (cache hits are free); the samples after it are None.
-        max_cost_usd: the most spend; the samples after it are None (calls in flight when it
-            is reached may overshoot it by up to ``concurrency`` calls).
-        price_per_1k_input_tokens: USD per 1000 input tokens (overrides genai-prices).
-        price_per_1k_output_tokens: USD per 1000 output tokens (overrides genai-prices).
-        cache_path: the SQLite file of the judge cache (the results store's file); None
-            disables the cache.
-        excerpt_chars: how many characters of the paper the technical-accuracy judge sees.
-        trace_budget_chars: how many characters of trace steps the planning judge sees.
-        fallback: ``"heuristic"`` computes a labelled heuristic when the judge is unavailable;
-            None (default) leaves the metric None with the reason.
-    """
-
-    model_config = ConfigDict(extra="forbid")
-
-    model: str | None = None
-    base_url: str | None = None
-    api_key_env: str | None = None
-    timeout_s: float = Field(default=60.0, gt=0)
-    retries: int = Field(default=2, ge=0)
-    output_retries: int = Field(default=1, ge=0)
-    concurrency: int = Field(default=4, ge=1)
-    max_calls: int | None = Field(default=None, ge=0)
-    max_cost_usd: float | None = Field(default=None, ge=0)
-    price_per_1k_input_tokens: float | None = Field(default=None, ge=0)
-    price_per_1k_output_tokens: float | None = Field(default=None, ge=0)
-    cache_path: str | None = "agentgauge.db"
-    excerpt_chars: int = Field(default=12000, ge=1)
-    trace_budget_chars: int = Field(default=12000, ge=200)
-    fallback: Literal["heuristic"] | None = None
-
-    @property
-    def model_id(self) -> str | None:
-        """The model's identity in details and cache keys: the string, or ``name@base_url``
-        (the URL without its credentials: this identity is stored)."""
-        if self.model is None:
-            return None
-        return f"{self.model}@{redact_url(self.base_url)}" if self.base_url else self.model
 
 
 @dataclass(frozen=True)
@@ -166,15 +103,6 @@ def _remember(key: str, verdict: JudgeVerdict) -> None:
     _MEMO[key] = verdict
 
 
-_SECRET_LIKE = re.compile(r"\b(?:sk|key|api)[-_][A-Za-z0-9*_\-]{6,}", re.IGNORECASE)
-
-
-def _scrub(text: str, secret: str | None) -> str:
-    if secret:
-        text = text.replace(secret, "[redacted]")
-    return _SECRET_LIKE.sub("[redacted]", text)
-
-
 def _failure_reason(exc: BaseException) -> str:
     from pydantic_ai.exceptions import ModelHTTPError, ModelTimeoutError, UnexpectedModelBehavior
 
@@ -213,36 +141,6 @@ def _build_model(settings: JudgeSettings, api_key: str | None) -> Model:
     return infer_model(settings.model, provider_factory=provider_with_key)
 
 
-def _cost(settings: JudgeSettings, usage: Any) -> tuple[float | None, str | None]:
-    if (
-        settings.price_per_1k_input_tokens is not None
-        or settings.price_per_1k_output_tokens is not None
-    ):
-        cost = (
-            usage.input_tokens * (settings.price_per_1k_input_tokens or 0.0)
-            + usage.output_tokens * (settings.price_per_1k_output_tokens or 0.0)
-        ) / 1000.0
-        return cost, "price_per_1k_tokens"
-    if usage.cost is not None:
-        return float(usage.cost), "genai-prices"
-    return None, None
-
-
-@dataclass
-class JudgeSpend:
-    """What a judge metric has spent so far (live calls only), against its budget.
-
-    Args:
-        calls: live calls started.
-        cost_usd: their known cost.
-        cost_unknown: True once a call's cost could not be determined.
-    """
-
-    calls: int = 0
-    cost_usd: float = 0.0
-    cost_unknown: bool = False
-
-
 class JudgeSession:
     """Judge calls of one batch, on the running event loop.
 
@@ -260,7 +158,6 @@ class JudgeSession:
         self.model_id = settings.model_id or ""
         self._spend = spend
         self._semaphore = asyncio.Semaphore(settings.concurrency)
-        self._lock = asyncio.Lock()
         self._inflight: dict[str, asyncio.Task[JudgeVerdict | JudgeFailure]] = {}
         self._agents: dict[str, Agent[None, Any]] = {}
         self._model: Model | None = None
@@ -280,7 +177,8 @@ class JudgeSession:
             await self._model.__aenter__()
         except Exception as exc:  # any provider's construction error: missing key, package...
             self._model = None
-            self._setup_failure = _scrub(f"judge model could not be built: {exc}", self._api_key)
+            reason = f"judge model could not be built: {exc}"
+            self._setup_failure = redact_error(reason, self._api_key)
         if self.settings.cache_path:
             self._cache = JudgeCache(self.settings.cache_path)
         return self
@@ -326,26 +224,6 @@ class JudgeSession:
         self._inflight[key] = task
         return await task
 
-    async def _reserve(self) -> str | None:
-        s = self.settings
-        async with self._lock:
-            if s.max_calls is not None and self._spend.calls >= s.max_calls:
-                return f"judge budget exhausted: max_calls={s.max_calls} reached"
-            if s.max_cost_usd is not None:
-                if self._spend.cost_unknown:
-                    return (
-                        f"judge budget cannot be enforced: max_cost_usd={s.max_cost_usd} but the "
-                        f"cost of {self.model_id} is unknown (set price_per_1k_input_tokens and "
-                        "price_per_1k_output_tokens)"
-                    )
-                if self._spend.cost_usd >= s.max_cost_usd:
-                    return (
-                        f"judge budget exhausted: max_cost_usd={s.max_cost_usd} reached "
-                        f"(spent {self._spend.cost_usd:.6f})"
-                    )
-            self._spend.calls += 1
-            return None
-
     def _agent(self, request: JudgeRequest) -> Agent[None, Any]:
         from pydantic_ai import Agent
         from pydantic_ai.settings import ModelSettings
@@ -371,20 +249,17 @@ class JudgeSession:
         if self._setup_failure is not None:
             return JudgeFailure(self._setup_failure)
         async with self._semaphore:
-            refused = await self._reserve()
+            # no await between the budget's check and its count: atomic on this event loop
+            refused = self._spend.reserve(self.settings)
             if refused is not None:
                 return JudgeFailure(refused)
             try:
                 result = await self._agent(request).run(request.prompt)
             except (AgentRunError, TimeoutError) as exc:
-                return JudgeFailure(_scrub(_failure_reason(exc), self._api_key))
+                return JudgeFailure(redact_error(_failure_reason(exc), self._api_key))
         run_usage = result.usage
-        cost, cost_source = _cost(self.settings, run_usage)
-        async with self._lock:
-            if cost is None:
-                self._spend.cost_unknown = True
-            else:
-                self._spend.cost_usd += cost
+        cost, cost_source = call_cost(self.settings, run_usage)
+        self._spend.add_cost(cost)
         usage = {
             "input_tokens": run_usage.input_tokens,
             "output_tokens": run_usage.output_tokens,
