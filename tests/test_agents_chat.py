@@ -4,6 +4,7 @@ tools: the parameters reach the requests as documented and max_steps stops the l
 from __future__ import annotations
 
 import json
+import random
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -14,7 +15,8 @@ import pytest
 
 from agentgauge.agents.chat import ChatAgent, from_env
 from agentgauge.agents.protocol import run_agent, tool
-from agentgauge.model import StepKind, Task
+from agentgauge.model import StepKind, Task, Usage
+from toolcall_server import record_retry_waits
 
 
 @tool
@@ -25,7 +27,9 @@ def add(a: int, b: int) -> int:
 
 class _Script:
     """The server's behaviour: call ``add`` whenever tools are offered (unless ``answer_after``
-    tool results are already in the conversation), answer otherwise."""
+    tool results are already in the conversation), answer otherwise. Request ``n`` reports
+    ``11 + n`` prompt and ``3 + n`` completion tokens. ``refusals`` are answered first, in
+    order, each with its status and headers, and are not counted as requests."""
 
     def __init__(self, answer_after: int | None = None, bad_arguments: bool = False) -> None:
         self.requests: list[dict[str, Any]] = []
@@ -34,6 +38,8 @@ class _Script:
         self.bad_arguments = bad_arguments
         self.status = 200
         self.raw_body: bytes | None = None
+        self.refusals: list[tuple[int, dict[str, str]]] = []
+        self.refused = 0
 
     def reply(self, body: dict[str, Any]) -> dict[str, Any]:
         n = len(self.requests)
@@ -60,7 +66,7 @@ class _Script:
             message = {"role": "assistant", "content": f"thinking or answering, request {n}"}
         return {
             "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": 11, "completion_tokens": 3},
+            "usage": {"prompt_tokens": 11 + n, "completion_tokens": 3 + n},
         }
 
 
@@ -73,6 +79,17 @@ def server() -> Iterator[tuple[str, _Script]]:
             length = int(self.headers["Content-Length"])
             body = json.loads(self.rfile.read(length))
             assert self.path == "/v1/chat/completions"
+            if script.refusals:
+                status, headers = script.refusals.pop(0)
+                script.refused += 1
+                data = b'{"error": {"message": "try again"}}'
+                self.send_response(status)
+                for key, value in headers.items():
+                    self.send_header(key, value)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+                return
             reply = script.reply(body)
             script.requests.append(body)
             script.headers.append(dict(self.headers))
@@ -94,6 +111,11 @@ def server() -> Iterator[tuple[str, _Script]]:
     finally:
         httpd.shutdown()
         httpd.server_close()
+
+
+@pytest.fixture
+def waits(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    return record_retry_waits(monkeypatch)
 
 
 TASK = Task(id="t1", description="Add numbers.", input={"numbers": [2, 3], "note": "x" * 400})
@@ -238,11 +260,14 @@ def test_api_key_is_sent_but_never_recorded(
     ],
 )
 def test_a_failing_endpoint_ends_the_run_with_the_reason(
-    server: tuple[str, _Script], status: int, body: bytes, message: str
+    server: tuple[str, _Script], status: int, body: bytes, message: str, waits: list[float]
 ) -> None:
     url, script = server
     script.status, script.raw_body = status, body
     trace = run_agent(ChatAgent(url, "scripted", [add]), TASK, _params())
+    # a 5xx is retried (4 retries by default), an unreadable answer is not
+    assert len(script.requests) == (5 if status == 500 else 1)
+    assert len(waits) == len(script.requests) - 1
     assert trace.output is None
     assert message in str(trace.metadata["error"])
     assert trace.steps[-1].kind is StepKind.error and message in (trace.steps[-1].error or "")
@@ -271,3 +296,48 @@ def test_from_env_builds_the_agent_and_names_what_is_missing(
     (request,) = script.requests
     assert request["model"] == "env-model"
     assert [t["function"]["name"] for t in request["tools"]] == ["double"]
+
+
+def test_429_and_503_are_retried_waiting_retry_after_then_backoff(
+    server: tuple[str, _Script], waits: list[float]
+) -> None:
+    url, script = server
+    script.answer_after = 0
+    script.refusals = [(429, {"Retry-After": "3"}), (503, {})]
+    trace = run_agent(ChatAgent(url, "scripted", [add]), TASK, _params(), seed=5)
+    assert script.refused == 2 and len(script.requests) == 1
+    assert trace.output == "thinking or answering, request 0"
+    assert "error" not in trace.metadata
+    # the server's Retry-After, then equal-jitter backoff min(30, 0.5·2^1) drawn from the seed
+    rng = random.Random(5)
+    assert waits == [3.0, 0.5 + rng.uniform(0, 0.5)]
+
+
+def test_retry_after_is_capped_and_retries_are_bounded(
+    server: tuple[str, _Script], waits: list[float]
+) -> None:
+    url, script = server
+    script.refusals = [(429, {"Retry-After": "5000"})] * 3
+    agent = ChatAgent(url, "scripted", [add], max_retries=2)
+    trace = run_agent(agent, TASK, _params())
+    assert script.refused == 3 and script.requests == []
+    assert waits == [120.0, 120.0]
+    assert "HTTP 429" in str(trace.metadata["error"])
+    assert "(after 3 attempts)" in str(trace.metadata["error"])
+
+
+def test_usage_of_every_request_is_recorded_and_summed(
+    server: tuple[str, _Script], waits: list[float]
+) -> None:
+    url, script = server
+    script.answer_after = 1
+    script.refusals = [(500, {})]  # a failed attempt reports no usage
+    trace = run_agent(ChatAgent(url, "scripted", [add]), TASK, _params(reasoning_depth=3))
+    # requests 0 and 1 are reasoning turns, 2 calls the tool, 3 answers: 11 + n and 3 + n tokens
+    assert len(script.requests) == 4
+    model_steps = [s for s in trace.steps if s.kind in (StepKind.reasoning, StepKind.llm)]
+    assert [s.kind for s in model_steps] == [StepKind.reasoning] * 2 + [StepKind.llm] * 2
+    assert [s.usage for s in model_steps] == [
+        Usage(input_tokens=11 + n, output_tokens=3 + n) for n in range(4)
+    ]
+    assert trace.usage == Usage(input_tokens=11 + 12 + 13 + 14, output_tokens=3 + 4 + 5 + 6)

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from agentgauge.cli import app
 from agentgauge.store import Store
 from toolcall_samples import READ_FILE_TOOL, SEARCH_TOOL, deepfabric_sample, write_jsonl
-from toolcall_server import ServerState, record_runner_waits, scripted_server, tool_message
+from toolcall_server import ServerState, record_retry_waits, scripted_server, tool_message
 
 SECRET = "sk-cli-SECRET-9876543210"
 
@@ -60,7 +60,7 @@ def _invoke(*args: str) -> Any:
 
 @pytest.fixture
 def no_waits(monkeypatch: pytest.MonkeyPatch) -> list[float]:
-    return record_runner_waits(monkeypatch)
+    return record_retry_waits(monkeypatch)
 
 
 @pytest.mark.parametrize(

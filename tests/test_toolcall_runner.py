@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from agentgauge.http import ResponseError, TransientError
 from agentgauge.model import Task, ToolSpec
 from agentgauge.toolcall.runner import (
     CallableBackend,
@@ -18,17 +19,14 @@ from agentgauge.toolcall.runner import (
     EndpointConfig,
     HttpChatBackend,
     Prediction,
-    ResponseError,
     RunSettings,
-    TransientError,
-    chat_completions_url,
     completion_from_response,
     request_from_task,
     run_chat,
     run_to_jsonl,
 )
 from agentgauge.toolcall.schema import openai_tools
-from toolcall_server import WEATHER_TOOL, record_runner_waits, scripted_server
+from toolcall_server import WEATHER_TOOL, record_retry_waits, scripted_server
 
 SECRET = "sk-test-SECRET-0123456789"
 
@@ -43,7 +41,7 @@ def _request(sample_id: str, script: str, tools: list[dict[str, Any]] | None = N
 
 @pytest.fixture
 def waits(monkeypatch: pytest.MonkeyPatch) -> list[float]:
-    return record_runner_waits(monkeypatch)
+    return record_retry_waits(monkeypatch)
 
 
 @pytest.fixture
@@ -66,27 +64,6 @@ def _run(
             return await run_chat(requests, backend, settings, progress=False)
 
     return asyncio.run(main())
-
-
-@pytest.mark.parametrize(
-    ("base", "url"),
-    [
-        ("http://127.0.0.1:8000", "http://127.0.0.1:8000/v1/chat/completions"),
-        ("http://127.0.0.1:8000/", "http://127.0.0.1:8000/v1/chat/completions"),
-        ("http://127.0.0.1:8000/v1", "http://127.0.0.1:8000/v1/chat/completions"),
-        ("http://localhost:11434/v1/", "http://localhost:11434/v1/chat/completions"),
-        ("https://api.openai.com/v1", "https://api.openai.com/v1/chat/completions"),
-        ("https://h/api/v1beta", "https://h/api/v1beta/chat/completions"),
-        ("http://h:8080/v1/chat/completions", "http://h:8080/v1/chat/completions"),
-    ],
-)
-def test_chat_completions_url_accepts_base_with_or_without_v1(base: str, url: str) -> None:
-    assert chat_completions_url(base) == url
-
-
-def test_chat_completions_url_rejects_non_http() -> None:
-    with pytest.raises(ValueError, match="not an http"):
-        chat_completions_url("localhost:8000")
 
 
 def test_request_from_task_sends_messages_and_openai_tools() -> None:

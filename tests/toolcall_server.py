@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from agentgauge.toolcall import runner
+from agentgauge import http
 
 WEATHER_TOOL: dict[str, Any] = {
     "type": "function",
@@ -36,8 +36,8 @@ WEATHER_TOOL: dict[str, Any] = {
 }
 
 
-def record_runner_waits(monkeypatch: pytest.MonkeyPatch) -> list[float]:
-    """Make the runner record its retry waits instead of sleeping through them."""
+def record_retry_waits(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """Make the HTTP layer record its retry waits instead of sleeping through them."""
     waits: list[float] = []
     real_sleep = asyncio.sleep
 
@@ -45,7 +45,7 @@ def record_runner_waits(monkeypatch: pytest.MonkeyPatch) -> list[float]:
         waits.append(delay)
         await real_sleep(0)
 
-    monkeypatch.setattr(runner, "_sleep", record)
+    monkeypatch.setattr(http, "_sleep", record)
     return waits
 
 

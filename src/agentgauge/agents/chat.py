@@ -1,4 +1,4 @@
-"""A tool-using chat agent over any OpenAI-compatible ``/chat/completions`` endpoint (httpx2).
+"""A tool-using chat agent over any OpenAI-compatible ``/chat/completions`` endpoint.
 
 Its tools are Python functions decorated with :func:`agentgauge.agents.protocol.tool`; the
 model's tool-call arguments are parsed as JSON and validated against each tool's schema (never
@@ -28,8 +28,13 @@ evaluated). The spec's parameters map onto the agent as follows:
     reasoning steps and kept in the history; depth 1 answers directly. Reasoning turns always
     leave one request for the action loop.
 
-The request also carries ``seed`` (the run's seed). The API key is read from the environment
-variable named by ``api_key_env`` and never written to traces, the store or reports.
+The request also carries ``seed`` (the run's seed). Requests go through
+:mod:`agentgauge.http`: each attempt has a deadline of ``timeout_s``; 408, 409, 429, 5xx, dropped
+connections and timeouts are retried up to ``max_retries`` times (waiting the server's
+``Retry-After``, capped, or an exponential backoff whose jitter is drawn from the run's seed).
+Every request's token usage is recorded on its step (reasoning turns included) and their sum is
+the trace's usage. The API key is read from the environment variable named by ``api_key_env``
+and never written to traces, the store or reports.
 """
 
 from __future__ import annotations
@@ -37,7 +42,7 @@ from __future__ import annotations
 import json
 import math
 import os
-import time
+import random
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -45,6 +50,15 @@ import httpx2
 from pydantic import ValidationError
 
 from agentgauge.agents.protocol import Recorder, Tool, agent_name, tool
+from agentgauge.http import (
+    ChatEndpoint,
+    RequestFailed,
+    ResponseError,
+    RetryPolicy,
+    chat_completions_url,
+    parse_usage,
+    with_retries,
+)
 from agentgauge.io.jsonl import error_message
 from agentgauge.model import JSON, Task, Usage
 
@@ -99,15 +113,21 @@ class ChatAgent:
     """A tool-using agent over an OpenAI-compatible endpoint (see the module docstring).
 
     Args:
-        base_url: the API root, e.g. ``http://localhost:8000/v1``.
+        base_url: the API root, e.g. ``http://localhost:8000/v1`` (without a version,
+            ``/v1`` is added; see :func:`agentgauge.http.chat_completions_url`).
         model: the model name sent with every request.
         tools: the tools (functions decorated with ``@tool``, or plain functions).
         api_key_env: the environment variable holding the API key (optional for local
             servers).
         system_prompt: the system message.
-        timeout_s: per-request timeout.
+        timeout_s: the deadline of each attempt of a request.
+        max_retries: how many times a failed request (429, 5xx, timeout, dropped connection)
+            is retried.
         name: the agent's name in traces (``chat:<model>`` by default).
         transport: an httpx2 transport (tests, proxies); the default opens real connections.
+
+    Raises:
+        ValueError: for a ``base_url`` that is not http(s).
     """
 
     def __init__(
@@ -119,9 +139,11 @@ class ChatAgent:
         api_key_env: str = "OPENAI_API_KEY",
         system_prompt: str = _SYSTEM,
         timeout_s: float = 60.0,
+        max_retries: int = 4,
         name: str | None = None,
         transport: httpx2.AsyncBaseTransport | None = None,
     ) -> None:
+        chat_completions_url(base_url)  # a bad URL fails here, not in the middle of a run
         self.base_url = base_url.rstrip("/")
         self.model = model
         self.tools: dict[str, Tool] = {}
@@ -130,13 +152,9 @@ class ChatAgent:
             self.tools[wrapped.name] = wrapped
         self.api_key_env = api_key_env
         self.system_prompt = system_prompt
-        self.timeout_s = timeout_s
+        self.retry = RetryPolicy(timeout_s=timeout_s, max_retries=max_retries)
         self.name = name or f"chat:{model}"
         self._transport = transport
-
-    def _headers(self) -> dict[str, str]:
-        key = os.environ.get(self.api_key_env)
-        return {"Authorization": f"Bearer {key}"} if key else {}
 
     def _messages(
         self, task_text: str, history: list[list[dict[str, Any]]], context_length: int
@@ -157,8 +175,9 @@ class ChatAgent:
 
     async def _request(
         self,
-        client: httpx2.AsyncClient,
+        endpoint: ChatEndpoint,
         recorder: Recorder,
+        rng: random.Random,
         messages: list[dict[str, Any]],
         temperature: float,
         offer_tools: bool,
@@ -175,24 +194,12 @@ class ChatAgent:
                 {"type": "function", "function": t.spec.model_dump()} for t in self.tools.values()
             ]
             body["tool_choice"] = "auto"
-        start = time.perf_counter()
-        response = await client.post(f"{self.base_url}/chat/completions", json=body)
-        elapsed = time.perf_counter() - start
-        if response.status_code >= 400:
-            raise ChatError(f"{self.base_url}: HTTP {response.status_code}: {response.text[:300]}")
         try:
-            data = response.json()
-            message = data["choices"][0]["message"]
-        except (ValueError, KeyError, IndexError, TypeError) as exc:
-            raise ChatError(f"{self.base_url}: unreadable response ({exc})") from None
-        raw_usage = data.get("usage") or {}
-        usage = None
-        if raw_usage:
-            usage = Usage(
-                input_tokens=raw_usage.get("prompt_tokens"),
-                output_tokens=raw_usage.get("completion_tokens"),
-            )
-        return message, elapsed, usage
+            done = await with_retries(lambda: _answer(endpoint, body), self.retry, rng)
+        except RequestFailed as exc:
+            raise ChatError(endpoint.redact(f"{self.base_url}: {exc}")) from None
+        message, usage = done.value
+        return message, done.latency_s, usage
 
     async def _run_tool(self, recorder: Recorder, call: Mapping[str, Any]) -> str:
         """Execute one model tool call; returns the tool message content."""
@@ -246,9 +253,11 @@ class ChatAgent:
         history: list[list[dict[str, Any]]] = []
         requests = 0
         last_text: str | None = None
-        async with httpx2.AsyncClient(
-            headers=self._headers(), timeout=self.timeout_s, transport=self._transport
-        ) as client:
+        rng = random.Random(recorder.seed)
+        endpoint = ChatEndpoint(
+            self.base_url, api_key_env=self.api_key_env, concurrency=1, transport=self._transport
+        )
+        async with endpoint:
             for i in range(reasoning_turns):
                 prompt = {
                     "role": "user",
@@ -256,18 +265,18 @@ class ChatAgent:
                 }
                 messages = self._messages(task_text, [*history, [prompt]], context_length)
                 message, elapsed, usage = await self._request(
-                    client, recorder, messages, temperature, offer_tools=False
+                    endpoint, recorder, rng, messages, temperature, offer_tools=False
                 )
                 requests += 1
                 text = message.get("content") or ""
-                recorder.reasoning(text, duration_s=elapsed)
+                recorder.reasoning(text, usage=usage, duration_s=elapsed)
                 history.append([prompt, {"role": "assistant", "content": text}])
             tool_requests = 0
             while requests < max_steps:
                 offer = tool_requests < tool_turns
                 messages = self._messages(task_text, history, context_length)
                 message, elapsed, usage = await self._request(
-                    client, recorder, messages, temperature, offer_tools=offer
+                    endpoint, recorder, rng, messages, temperature, offer_tools=offer
                 )
                 requests += 1
                 text = message.get("content")
@@ -304,6 +313,20 @@ class ChatAgent:
     def trace_metadata(self) -> dict[str, JSON]:
         """Put in every trace: the endpoint and the model (never the key)."""
         return {"endpoint": self.base_url, "model": self.model, "agent_kind": agent_name(self)}
+
+
+async def _answer(
+    endpoint: ChatEndpoint, body: dict[str, Any]
+) -> tuple[dict[str, Any], Usage | None]:
+    """One attempt: the assistant message of the first choice and the request's usage."""
+    response = await endpoint.post(body)
+    try:
+        data = response.json()
+        message = data["choices"][0]["message"]
+    except (ValueError, KeyError, IndexError, TypeError) as exc:
+        raise ResponseError(f"unreadable response ({exc})") from None
+    tokens = parse_usage(data.get("usage"))
+    return message, tokens.to_usage() if tokens is not None else None
 
 
 def _number(params: Mapping[str, JSON], name: str, default: float) -> float:

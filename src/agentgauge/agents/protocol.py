@@ -140,9 +140,11 @@ class Recorder:
         """Record a model turn (what the model said)."""
         return self.add(StepKind.llm, content=content, usage=usage, duration_s=duration_s)
 
-    def reasoning(self, content: str, *, duration_s: float | None = None) -> Step:
-        """Record a reasoning turn."""
-        return self.add(StepKind.reasoning, content=content, duration_s=duration_s)
+    def reasoning(
+        self, content: str, *, usage: Usage | None = None, duration_s: float | None = None
+    ) -> Step:
+        """Record a reasoning turn (with the usage of the request that produced it)."""
+        return self.add(StepKind.reasoning, content=content, usage=usage, duration_s=duration_s)
 
     def error(self, message: str) -> Step:
         """Record an error the agent met."""
@@ -380,8 +382,25 @@ def _finish(
         steps=steps,
         agent=agent_name(agent),
         params=dict(params),
+        usage=_total_usage(steps),
         metadata=meta,
         **timing,
+    )
+
+
+def _total_usage(steps: Sequence[Step]) -> Usage | None:
+    """The sum of the steps' usage, field by field over the steps that report it; None when
+    no step carries usage."""
+    usages = [s.usage for s in steps if s.usage is not None]
+    if not usages:
+        return None
+    inputs = [u.input_tokens for u in usages if u.input_tokens is not None]
+    outputs = [u.output_tokens for u in usages if u.output_tokens is not None]
+    costs = [u.cost_usd for u in usages if u.cost_usd is not None]
+    return Usage(
+        input_tokens=sum(inputs) if inputs else None,
+        output_tokens=sum(outputs) if outputs else None,
+        cost_usd=sum(costs) if costs else None,
     )
 
 

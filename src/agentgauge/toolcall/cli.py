@@ -370,12 +370,8 @@ def run(
     progress: ProgressOpt = True,
 ) -> None:
     """Send each sample to a model, write its answers to --out, then score them."""
-    from agentgauge.toolcall.runner import (
-        EndpointConfig,
-        HttpChatBackend,
-        RunSettings,
-        chat_completions_url,
-    )
+    from agentgauge.http import chat_completions_url
+    from agentgauge.toolcall.runner import EndpointConfig, HttpChatBackend, RunSettings
 
     suite = _checked_suite(fmt, mode, weights) if do_score else None
     if api_key_env is not None and not os.environ.get(api_key_env):

@@ -7,11 +7,11 @@ per sample: ``{"id", "result", "latency_s", "usage", "attempts", "finish_reason"
 from it. Scoring reads ``result`` again from that file, so a run can be scored in another mode
 without calling the model again.
 
-Two backends go through the same loop (concurrency limit, per-request deadline, retries with
-exponential backoff and seeded jitter, ``Retry-After``, per-sample error recording):
+Two backends go through the same loop (concurrency limit, and per sample the deadline and
+retries of :func:`agentgauge.http.with_retries` and error recording):
 
 * :class:`HttpChatBackend` — any OpenAI-compatible ``/v1/chat/completions`` endpoint (vLLM,
-  Ollama, llama.cpp server, OpenAI) on ``httpx2.AsyncClient``;
+  Ollama, llama.cpp server, OpenAI) through :class:`agentgauge.http.ChatEndpoint`;
 * :class:`CallableBackend` — a Python callable ``(messages, tools) -> response``, sync or async.
 
 The API key is read from an environment variable when the backend is built and only ever put
@@ -22,26 +22,30 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import email.utils
 import inspect
 import json
 import os
 import random
 import re
-import time
 from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Protocol
 
-import httpx2
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, SecretStr
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from agentgauge.http import (
+    ChatEndpoint,
+    RequestFailed,
+    ResponseError,
+    RetryPolicy,
+    parse_usage,
+    with_retries,
+)
 from agentgauge.model import Task, ToolSpec
 from agentgauge.toolcall.parsers import parse_tool_calls
 from agentgauge.toolcall.schema import openai_tools
@@ -54,10 +58,7 @@ __all__ = [
     "EndpointConfig",
     "HttpChatBackend",
     "Prediction",
-    "ResponseError",
     "RunSettings",
-    "TransientError",
-    "chat_completions_url",
     "completion_from_response",
     "keep_answered",
     "request_from_task",
@@ -66,29 +67,6 @@ __all__ = [
 ]
 
 _OPENAI_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
-_VERSIONED_PATH = re.compile(r"/v\d+[a-z0-9]*$")
-_RETRYABLE_STATUS = frozenset({408, 409, 429})  # as the openai SDK retries
-_BODY_EXCERPT = 300
-_sleep = asyncio.sleep  # module-level so that tests can record the waits instead of waiting
-
-
-class TransientError(Exception):
-    """A failure worth retrying (429, 5xx, a dropped connection).
-
-    A Python-callable backend raises it to ask the runner for a retry.
-
-    Args:
-        message: what happened.
-        retry_after_s: how long the server asked to wait, when it said so.
-    """
-
-    def __init__(self, message: str, retry_after_s: float | None = None) -> None:
-        super().__init__(message)
-        self.retry_after_s = retry_after_s
-
-
-class ResponseError(Exception):
-    """A response that cannot be used and that retrying will not fix (4xx, malformed body)."""
 
 
 @dataclass(frozen=True)
@@ -157,27 +135,16 @@ class Prediction(BaseModel):
         return json.dumps(self.model_dump(exclude_none=True), ensure_ascii=False)
 
 
-class RunSettings(BaseModel):
-    """How requests are scheduled and retried (the same for every backend).
+class RunSettings(RetryPolicy):
+    """How requests are scheduled and retried (the same for every backend): the deadline and
+    retry fields of :class:`~agentgauge.http.RetryPolicy`, and
 
     Args:
         concurrency: requests in flight at once.
-        timeout_s: deadline of one attempt, from sending to the whole body read.
-        max_retries: retries after the first attempt (so ``max_retries + 1`` attempts at most).
-        backoff_base_s: first retry delay; it doubles with each retry.
-        backoff_max_s: cap of the exponential delay.
-        max_retry_after_s: cap of a server's ``Retry-After`` (a huge value is not waited out).
-        jitter_seed: seed of the jitter, so that a run's delays are reproducible.
+        jitter_seed: seed of the backoff's jitter, so that a run's delays are reproducible.
     """
 
-    model_config = ConfigDict(extra="forbid")
-
     concurrency: int = Field(default=8, ge=1)
-    timeout_s: float = Field(default=120.0, gt=0)
-    max_retries: int = Field(default=4, ge=0)
-    backoff_base_s: float = Field(default=0.5, ge=0)
-    backoff_max_s: float = Field(default=30.0, ge=0)
-    max_retry_after_s: float = Field(default=120.0, ge=0)
     jitter_seed: int = 0
 
 
@@ -214,35 +181,13 @@ class EndpointConfig(BaseModel):
 
 
 class ChatBackend(Protocol):
-    """Something that answers one chat request. Raise :class:`TransientError` to be retried
-    and :class:`ResponseError` (or anything else) to fail the sample."""
+    """Something that answers one chat request. Raise :class:`agentgauge.http.TransientError`
+    to be retried and :class:`agentgauge.http.ResponseError` (or anything else) to fail the
+    sample."""
 
     async def complete(
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
     ) -> Completion: ...
-
-
-def chat_completions_url(base_url: str) -> str:
-    """The chat-completions URL of an OpenAI-compatible server.
-
-    ``http://h:8000`` and ``http://h:8000/v1`` both give ``http://h:8000/v1/chat/completions``;
-    a path ending in another version (``/v1beta``, ``/v4``) keeps it; a URL that already ends in
-    ``/chat/completions`` is used as it is.
-
-    Args:
-        base_url: the server's base URL.
-
-    Raises:
-        ValueError: for a URL that is not http(s).
-    """
-    url = base_url.strip().rstrip("/")
-    if not re.match(r"^https?://[^/]", url):
-        raise ValueError(f"endpoint {base_url!r} is not an http(s) URL")
-    if url.endswith("/chat/completions"):
-        return url
-    if _VERSIONED_PATH.search(url):
-        return f"{url}/chat/completions"
-    return f"{url}/v1/chat/completions"
 
 
 def request_from_task(task: Task) -> ChatRequest:
@@ -299,9 +244,12 @@ def completion_from_response(body: Any) -> Completion:
         if not isinstance(message, dict):
             raise ResponseError("response has no choices[0].message object")
         reason = choices[0].get("finish_reason")
+        tokens = parse_usage(body.get("usage"))
+        # a predictions line holds the trace's Usage fields only: its reader checks them
+        usage = tokens.to_usage().model_dump(exclude_none=True) if tokens is not None else None
         return Completion(
             result=message,
-            usage=_usage(body.get("usage")),
+            usage=usage or None,
             finish_reason=reason if isinstance(reason, str) else None,
         )
     if any(key in body for key in ("role", "content", "tool_calls")):
@@ -309,41 +257,6 @@ def completion_from_response(body: Any) -> Completion:
     raise ResponseError(
         "response is neither a chat completion (choices) nor a message (role/content/tool_calls)"
     )
-
-
-def _usage(raw: Any) -> dict[str, int] | None:
-    if not isinstance(raw, dict):
-        return None
-    pairs = (("input_tokens", "prompt_tokens"), ("output_tokens", "completion_tokens"))
-    usage = {}
-    for ours, theirs in pairs:
-        value = raw.get(theirs, raw.get(ours))
-        if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
-            usage[ours] = value
-    return usage or None
-
-
-def _redact(text: str, secret: SecretStr | None) -> str:
-    if secret is None or not secret.get_secret_value():
-        return text
-    return text.replace(secret.get_secret_value(), "***")
-
-
-def _retry_after(value: str | None) -> float | None:
-    """Seconds to wait from a ``Retry-After`` header (delta-seconds or an HTTP date)."""
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return max(0.0, (when - datetime.now(UTC)).total_seconds())
 
 
 def _wire_names(tools: list[dict[str, Any]]) -> dict[str, str]:
@@ -384,15 +297,10 @@ class HttpChatBackend:
         concurrency: int = 8,
     ) -> None:
         self.config = config
-        self.url = chat_completions_url(config.base_url)
-        key = os.environ.get(config.api_key_env, "")
-        self._secret = SecretStr(key) if key else None
-        headers = {"Content-Type": "application/json"}
-        if self._secret is not None:
-            headers["Authorization"] = f"Bearer {self._secret.get_secret_value()}"
-        limits = httpx2.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
-        # The runner enforces each attempt's deadline; httpx2 waits as long as it is allowed to.
-        self._client = httpx2.AsyncClient(headers=headers, timeout=None, limits=limits)
+        self._endpoint = ChatEndpoint(
+            config.base_url, api_key_env=config.api_key_env, concurrency=concurrency
+        )
+        self.url = self._endpoint.url
 
     def __repr__(self) -> str:
         return f"HttpChatBackend(url={self.url!r}, model={self.config.model!r})"
@@ -400,7 +308,7 @@ class HttpChatBackend:
     @property
     def has_api_key(self) -> bool:
         """Whether a key was found in the configured environment variable."""
-        return self._secret is not None
+        return self._endpoint.has_api_key
 
     async def __aenter__(self) -> HttpChatBackend:
         return self
@@ -411,11 +319,11 @@ class HttpChatBackend:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        await self._client.aclose()
+        await self._endpoint.__aexit__(exc_type, exc, tb)
 
     def redact(self, text: str) -> str:
-        """``text`` with the API key replaced by ``***``."""
-        return _redact(text, self._secret)
+        """``text`` with the API key replaced by ``***`` and other credentials hidden."""
+        return self._endpoint.redact(text)
 
     def _body(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> dict[str, Any]:
         cfg = self.config
@@ -443,8 +351,9 @@ class HttpChatBackend:
             tools: the tools in OpenAI format, with the dataset's own names.
 
         Raises:
-            TransientError: 429, 408, 409, 5xx, a transport failure.
-            ResponseError: any other status, a body that is not JSON or not a completion.
+            agentgauge.http.TransientError: 429, 408, 409, 5xx, a transport failure.
+            agentgauge.http.ResponseError: any other status, a body that is not JSON or not a
+                completion.
         """
         renamed = _wire_names(tools) if self.config.sanitize_tool_names else {}
         if renamed:
@@ -452,34 +361,19 @@ class HttpChatBackend:
             for tool in tools:
                 fn = tool["function"]
                 fn["name"] = renamed.get(fn["name"], fn["name"])
-        try:
-            response = await self._client.post(self.url, json=self._body(messages, tools))
-        except httpx2.TransportError as exc:
-            raise TransientError(self.redact(f"{type(exc).__name__}: {exc}")) from None
-        if response.status_code in _RETRYABLE_STATUS or response.status_code >= 500:
-            raise TransientError(
-                f"HTTP {response.status_code}: {self._excerpt(response)}",
-                _retry_after(response.headers.get("Retry-After")),
-            )
-        if response.status_code >= 400:
-            raise ResponseError(f"HTTP {response.status_code}: {self._excerpt(response)}")
+        response = await self._endpoint.post(self._body(messages, tools))
         try:
             payload = response.json()
         except (json.JSONDecodeError, UnicodeDecodeError):
-            raise ResponseError(f"response body is not JSON: {self._excerpt(response)!r}") from None
+            excerpt = self._endpoint.excerpt(response)
+            raise ResponseError(f"response body is not JSON: {excerpt!r}") from None
         try:
             completion = completion_from_response(payload)
         except ResponseError as exc:
-            raise ResponseError(f"{exc}: {self._excerpt(response)}") from None
+            raise ResponseError(f"{exc}: {self._endpoint.excerpt(response)}") from None
         if renamed:
             _restore_names(completion.result, {wire: name for name, wire in renamed.items()})
         return completion
-
-    def _excerpt(self, response: httpx2.Response) -> str:
-        text = response.text.strip().replace("\n", " ")
-        if len(text) > _BODY_EXCERPT:
-            text = text[:_BODY_EXCERPT] + "..."
-        return self.redact(text)
 
 
 def _restore_names(message: JsonValue, original: dict[str, str]) -> None:
@@ -530,12 +424,6 @@ class CallableBackend:
         return completion_from_response(response)
 
 
-def _backoff(settings: RunSettings, retry: int, rng: random.Random) -> float:
-    """Equal-jitter exponential backoff: half the capped delay fixed, half drawn at random."""
-    ceiling = min(settings.backoff_max_s, settings.backoff_base_s * 2.0**retry)
-    return ceiling / 2 + rng.uniform(0, ceiling / 2)
-
-
 async def _attempt_all(
     request: ChatRequest,
     backend: ChatBackend,
@@ -543,46 +431,24 @@ async def _attempt_all(
     rng: random.Random,
     redact: Callable[[str], str],
 ) -> Prediction:
-    attempts = 0
-    while True:
-        attempts += 1
-        started = time.perf_counter()
-        retry_after: float | None = None
-        try:
-            async with asyncio.timeout(settings.timeout_s):
-                completion = await backend.complete(request.messages, request.tools)
-        except TimeoutError:
-            error, retryable = (
-                f"timeout: no complete response within {settings.timeout_s:g} s",
-                True,
-            )
-        except TransientError as exc:
-            error, retryable, retry_after = str(exc), True, exc.retry_after_s
-        except ResponseError as exc:
-            error, retryable = str(exc), False
-        except Exception as exc:  # a failing sample must not stop the run
-            error, retryable = f"{type(exc).__name__}: {exc}", False
-        else:
-            latency = time.perf_counter() - started
-            parsed = parse_tool_calls(completion.result, request.specs)
-            return Prediction(
-                id=request.id,
-                result=completion.result,
-                latency_s=latency,
-                usage=completion.usage,
-                attempts=attempts,
-                finish_reason=completion.finish_reason,
-                calls=[call.model_dump(exclude_none=True) for call in parsed.calls],
-                parse_error=parsed.error,
-            )
-        if not retryable or attempts > settings.max_retries:
-            suffix = f" (after {attempts} attempts)" if attempts > 1 else ""
-            return Prediction(id=request.id, attempts=attempts, error=redact(error + suffix))
-        if retry_after is not None:
-            delay = min(retry_after, settings.max_retry_after_s)
-        else:
-            delay = _backoff(settings, attempts - 1, rng)
-        await _sleep(delay)
+    try:
+        done = await with_retries(
+            lambda: backend.complete(request.messages, request.tools), settings, rng
+        )
+    except RequestFailed as exc:
+        return Prediction(id=request.id, attempts=exc.attempts, error=redact(str(exc)))
+    completion = done.value
+    parsed = parse_tool_calls(completion.result, request.specs)
+    return Prediction(
+        id=request.id,
+        result=completion.result,
+        latency_s=done.latency_s,
+        usage=completion.usage,
+        attempts=done.attempts,
+        finish_reason=completion.finish_reason,
+        calls=[call.model_dump(exclude_none=True) for call in parsed.calls],
+        parse_error=parsed.error,
+    )
 
 
 async def run_chat(
