@@ -136,8 +136,10 @@ class Prediction(BaseModel):
 
 
 class RunSettings(RetryPolicy):
-    """How requests are scheduled and retried (the same for every backend): the deadline and
-    retry fields of :class:`~agentgauge.http.RetryPolicy`, and
+    """How requests are scheduled and retried (the same for every backend).
+
+    The deadline and retry fields (``timeout_s``, ``max_retries``, ``backoff_base_s``,
+    ``backoff_max_s``, ``max_retry_after_s``) are those of :class:`~agentgauge.http.RetryPolicy`.
 
     Args:
         concurrency: requests in flight at once.
