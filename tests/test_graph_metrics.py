@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from agentgauge.metrics.base import MetricOptionError, create_metric, get_metric_info
-from agentgauge.model import Step, Task, ToolCall, Trace
+from agentgauge.model import ReferenceStep, Step, Task, ToolCall, Trace
 
 
 def _step(index: int, kind: str, agent: str | None = None, **kw: Any) -> Step:
@@ -64,23 +64,36 @@ def _score(name: str, trace: Trace, **options: Any) -> Any:
 
 
 def test_path_convergence_over_the_tool_graph() -> None:
-    # calls: search, search, fetch, analyze, save (5). Transitions: search→search,
-    # search→fetch, fetch→analyze, analyze→save. Shortest search ⇝ save:
-    # search, fetch, analyze, save = 4 calls → 4/5.
+    # calls: search, search, fetch, analyze, save (5 calls, 4 transitions). Transitions:
+    # search→search, search→fetch, fetch→analyze, analyze→save. Shortest search ⇝ save:
+    # search, fetch, analyze, save = 3 transitions → (4 − 1)/(5 − 1) = 3/4.
     result = _score("path_convergence", _trace(TEAM_STEPS))
-    assert result.value == pytest.approx(4 / 5)
+    assert result.value == pytest.approx(3 / 4)
     assert result.details["shortest_path"] == ["search", "fetch", "analyze", "save"]
+    assert result.details["minimum_transitions"] == 3
+    assert result.details["transitions"] == 4
     assert result.details["mode"] == "tool_graph"
 
 
 def test_path_convergence_counts_a_loop_as_a_detour() -> None:
-    # A, B, A, B, C: the graph has A→B, B→A, B→C; shortest A ⇝ C is A, B, C = 3 calls → 3/5.
+    # A, B, A, B, C: the graph has A→B, B→A, B→C; shortest A ⇝ C is A, B, C = 2 transitions of
+    # the 4 taken → 2/4.
     steps = [_step(i, "tool_call", "solo", tool=n) for i, n in enumerate("ABABC")]
-    assert _score("path_convergence", _trace(steps)).value == pytest.approx(3 / 5)
-    # A single call, and a repeated single tool: shortest path is 1 call.
-    assert _score("path_convergence", _trace(steps[:1])).value == 1.0
+    assert _score("path_convergence", _trace(steps)).value == pytest.approx(2 / 4)
+    # A single call is both start and goal → 1.0.
+    single = _score("path_convergence", _trace(steps[:1]))
+    assert single.value == 1.0 and single.details["transitions"] == 0
+    # A, B: one transition, the shortest path A ⇝ B is that transition → 1/1.
+    assert _score("path_convergence", _trace(steps[:2])).value == 1.0
+    # A repeated 4 times: start = goal, shortest path 0 transitions, 3 taken → 0/3.
     repeated = [_step(i, "tool_call", "solo", tool="A") for i in range(4)]
-    assert _score("path_convergence", _trace(repeated)).value == pytest.approx(1 / 4)
+    assert _score("path_convergence", _trace(repeated)).value == 0.0
+    # A, B, A: back where it started, 0 of 2 transitions were needed → 0/2.
+    back = [_step(i, "tool_call", "solo", tool=n) for i, n in enumerate("ABA")]
+    assert _score("path_convergence", _trace(back)).value == 0.0
+    # A, B, C, B, D with edges A→B, B→C, C→B, B→D: shortest A ⇝ D = A, B, D = 2 of 4 → 1/2.
+    detour = [_step(i, "tool_call", "solo", tool=n) for i, n in enumerate("ABCBD")]
+    assert _score("path_convergence", _trace(detour)).value == pytest.approx(2 / 4)
 
 
 def test_path_convergence_against_a_reference_trajectory() -> None:
@@ -100,6 +113,29 @@ def test_path_convergence_against_a_reference_trajectory() -> None:
     assert _score("path_convergence", out_of_order).value == pytest.approx(1 / 2)
     # Expected 2 calls, made none → 0/2.
     assert _score("path_convergence", _trace([], reference_trajectory=ref[:2])).value == 0.0
+
+
+def test_a_reference_of_steps_scores_as_its_tool_names() -> None:
+    # The same reference written as chat steps (a user message, calls with arguments, tool
+    # outputs, a final answer) gives path_convergence and tool_selection_accuracy the values of
+    # its tool-name list: 3/5 for both (see the two tests above and below).
+    names = ["search", "fetch", "summarize", "save"]
+    steps = [
+        ReferenceStep(role="user", content="review the paper"),
+        ReferenceStep(
+            role="assistant",
+            tool_calls=[ToolCall(name="search", arguments={"q": "x"}), ToolCall(name="fetch")],
+        ),
+        ReferenceStep(role="tool", content="hits"),
+        ReferenceStep(role="tool", content="page"),
+        ReferenceStep(role="assistant", tool_calls=[ToolCall(name="summarize")]),
+        ReferenceStep(role="assistant", tool_calls=[ToolCall(name="save")]),
+        ReferenceStep(role="assistant", content="done"),
+    ]
+    for metric_name in ("path_convergence", "tool_selection_accuracy"):
+        by_name = _score(metric_name, _trace(TEAM_STEPS, reference_trajectory=names))
+        by_steps = _score(metric_name, _trace(TEAM_STEPS, reference_trajectory=steps))
+        assert by_steps.value == by_name.value == pytest.approx(3 / 5)
 
 
 def test_path_convergence_without_tools_is_missing() -> None:
@@ -159,11 +195,12 @@ def test_tool_selection_without_references_is_missing() -> None:
 
 
 def test_communication_overhead() -> None:
-    # Typed messages: task_request, result_delivery, coordination, status_update,
-    # result_delivery = 5; coordination ones: coordination, status_update = 2 → 2/5.
-    # Step 11 has no type: counted as unclassified, left out.
+    # Six messages the agents sent: task_request, result_delivery, coordination, status_update,
+    # result_delivery and one untyped (step 11). Coordination ones: coordination,
+    # status_update = 2; the untyped one counts in the denominator → 2/6.
     result = _score("communication_overhead", _trace(TEAM_STEPS))
-    assert result.value == pytest.approx(2 / 5)
+    assert result.value == pytest.approx(2 / 6)
+    assert result.details["messages"] == 6
     assert result.details["unclassified"] == 1
     assert get_metric_info("communication_overhead").higher_is_better is False
 
@@ -177,6 +214,26 @@ def test_an_untyped_handoff_counts_as_coordination() -> None:
     # handoff (implied), data_transfer, handoff → 2/3.
     assert _score("communication_overhead", _trace(steps)).value == pytest.approx(2 / 3)
     assert _score("communication_overhead", _trace(TEAM_STEPS[1:5])).value is None
+
+
+def test_communication_overhead_counts_untyped_messages() -> None:
+    # a→b coordination, b→a untyped, a→b untyped, b→a result_delivery: 1 coordination of 4
+    # messages → 1/4; the user's untyped message is the environment's, not counted.
+    steps = [
+        _msg(0, "user", "a", None),
+        _msg(1, "a", "b", "coordination"),
+        _msg(2, "b", "a", None),
+        _msg(3, "a", "b", None),
+        _msg(4, "b", "a", "result_delivery"),
+    ]
+    result = _score("communication_overhead", _trace(steps))
+    assert result.value == pytest.approx(1 / 4)
+    assert result.details["unclassified"] == 2
+    # Only untyped messages: nothing says which are coordination → None, with the count.
+    untyped = [_msg(0, "a", "b", None), _msg(1, "b", "a", None)]
+    missing = _score("communication_overhead", _trace(untyped))
+    assert missing.value is None and "message_type" in (missing.reason or "")
+    assert missing.details["unclassified"] == 2
 
 
 # --- coordination_centrality ------------------------------------------------------------------
@@ -258,28 +315,28 @@ def test_balance_is_clamped_at_zero_and_single_agent_is_one() -> None:
 
 
 def test_tool_efficiency() -> None:
-    # path 4/5 (tool graph), selection 3/5 (optimal_tools above) → (0.8 + 0.6)/2 = 0.7.
+    # path 3/4 (tool graph), selection 3/5 (optimal_tools above) → (0.75 + 0.6)/2 = 0.675.
     optimal = {"researcher": "search", "analyst": "analyze", "manager": "publish"}
     trace = _trace(TEAM_STEPS, optimal_tools=optimal)
-    assert _score("tool_efficiency", trace).value == pytest.approx(0.7)
-    # weights 3 and 1: (3·0.8 + 0.6)/4 = 0.75.
+    assert _score("tool_efficiency", trace).value == pytest.approx(0.675)
+    # weights 3 and 1: (3·0.75 + 0.6)/4 = 0.7125.
     weighted = _score("tool_efficiency", trace, path_weight=3, selection_weight=1)
-    assert weighted.value == pytest.approx(0.75)
-    # No references: selection is missing, path alone → 0.8, and the gap is recorded.
+    assert weighted.value == pytest.approx(0.7125)
+    # No references: selection is missing, path alone → 0.75, and the gap is recorded.
     alone = _score("tool_efficiency", _trace(TEAM_STEPS))
-    assert alone.value == pytest.approx(0.8)
+    assert alone.value == pytest.approx(0.75)
     assert "tool_selection_accuracy" in alone.details["missing"]
     assert _score("tool_efficiency", _trace([])).value is None
 
 
 def test_coordination_quality() -> None:
-    # 0.5·(1 − 2/5) + 0.5·(1 − √3/11).
+    # 0.5·(1 − 2/6) + 0.5·(1 − √3/11).
     balance = 1 - math.sqrt(3) / 11
     result = _score("coordination_quality", _trace(TEAM_STEPS))
-    assert result.value == pytest.approx(0.5 * 0.6 + 0.5 * balance)
-    # With centrality (max = 1.0) at equal weight: (0.6 + balance + 1.0)/3.
+    assert result.value == pytest.approx(0.5 * (1 - 2 / 6) + 0.5 * balance)
+    # With centrality (max = 1.0) at equal weight: ((1 − 2/6) + balance + 1.0)/3.
     with_hub = _score("coordination_quality", _trace(TEAM_STEPS), centrality_weight=0.5)
-    assert with_hub.value == pytest.approx((0.6 + balance + 1.0) / 3)
+    assert with_hub.value == pytest.approx((1 - 2 / 6 + balance + 1.0) / 3)
     # A single agent without messages: balance alone (1.0); an empty trace: nothing.
     solo = _trace([_step(0, "llm", "writer"), _step(1, "tool_call", "writer", tool="search")])
     assert _score("coordination_quality", solo).value == 1.0

@@ -22,8 +22,9 @@ runner = CliRunner()
 SIX = BUILTIN_SUITES["review"]["metrics"]
 
 # A two-agent trace. Tool calls get_paper, get_paper, save_review: the tool graph has
-# get_paper→get_paper and get_paper→save_review, shortest get_paper ⇝ save_review is 2 calls of
-# 3 → tool_efficiency = path_convergence = 2/3 (no references for tool selection).
+# get_paper→get_paper and get_paper→save_review, shortest get_paper ⇝ save_review is 1 of the 2
+# transitions taken → tool_efficiency = path_convergence = 1/2 (no references for tool
+# selection).
 # Typed messages task_request, result_delivery, status_update → overhead 1/3. Steps: manager
 # 2 (0, 5), reviewer 4 (1–4): mean 3, sample stdev √2 → balance 1 − √2/3.
 # coordination_quality = ½(1 − 1/3) + ½(1 − √2/3). duration 2 s → time_taken 1/(1 + ln 2).
@@ -43,7 +44,7 @@ AGENT_TRACE = {
          "message_type": "status_update", "content": "thanks"},
     ],
 }  # fmt: skip
-TOOL_EFFICIENCY = 2 / 3
+TOOL_EFFICIENCY = 1 / 2
 COORDINATION = 0.5 * (1 - 1 / 3) + 0.5 * (1 - math.sqrt(2) / 3)
 TIME_TAKEN = 1 / (1 + math.log(2.0))
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from enum import StrEnum
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
 
@@ -19,6 +19,8 @@ __all__ = [
     "Difficulty",
     "ExpectedCall",
     "MessageType",
+    "ReferenceStep",
+    "Role",
     "Step",
     "StepKind",
     "Task",
@@ -104,8 +106,32 @@ class ExpectedCall(_Record):
     arguments: dict[str, list[JsonValue]] = Field(default_factory=dict)
 
 
+Role = Literal["system", "user", "assistant", "tool"]
+"""Who speaks in a chat message."""
+
+
+class ReferenceStep(_Record):
+    """One message of a reference trajectory: what the ideal run said or did at that point.
+
+    An ``assistant`` step carries the tool calls it made (name and arguments); a ``tool`` step
+    carries a tool's output in ``content`` and, in ``tool_call_id``, the id of the call it
+    answers.
+    """
+
+    role: Role
+    content: JsonValue = None
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    tool_call_id: str | None = None
+    name: str | None = None
+
+
 class Task(_Record):
-    """What the agent was asked to do, and what a good answer looks like."""
+    """What the agent was asked to do, and what a good answer looks like.
+
+    ``reference_trajectory`` is either the ordered steps of a reference run
+    (:class:`ReferenceStep`) or, in its short form, the names of the tools a good run calls,
+    in order.
+    """
 
     id: str
     input: JsonValue = None
@@ -116,9 +142,22 @@ class Task(_Record):
     difficulty: Difficulty | None = None
     tools: list[ToolSpec] = Field(default_factory=list)
     expected_calls: list[ExpectedCall] | None = None
-    reference_trajectory: list[str] | None = None
+    reference_trajectory: list[str] | list[ReferenceStep] | None = None
     optimal_tools: dict[str, str] | None = None
     metadata: dict[str, JsonValue] = Field(default_factory=dict)
+
+    def reference_tool_names(self) -> list[str] | None:
+        """The tool names of the reference trajectory, in call order; None without one."""
+        reference = self.reference_trajectory
+        if reference is None:
+            return None
+        names: list[str] = []
+        for item in reference:
+            if isinstance(item, str):
+                names.append(item)
+            else:
+                names.extend(call.name for call in item.tool_calls)
+        return names
 
 
 class Step(_Record):

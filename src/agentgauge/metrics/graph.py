@@ -156,25 +156,30 @@ def _lcs_length(a: Sequence[str], b: Sequence[str]) -> int:
     return previous[-1]
 
 
-@metric("path_convergence", description="minimum required tool calls / tool calls made")
+@metric("path_convergence", description="minimum required transitions / transitions taken")
 def path_convergence(trace: Trace) -> MetricResult:
-    """Minimum required tool calls over the tool calls actually made (1.0 = no detour).
+    """Minimum required tool-to-tool transitions over the transitions actually taken (1.0 = no
+    detour).
 
-    Steps are tool calls. With ``Task.reference_trajectory`` (the tool names of a minimal
-    solution, in order), ``value = LCS(reference, actual) / max(len(reference), len(actual))``
-    where LCS is the longest common subsequence: an actual path that contains the reference in
-    order scores the spec's ``len(reference) / len(actual)``, and reference calls it never made
-    lower it further (``0.0`` when it made none of them). Without a reference, the minimum is the
-    shortest path, in calls, from the first tool called to the last one over the tool graph of
-    the transitions the agent itself made (:func:`tool_graph`), so loops, retries and detours
-    lower the score: ``value = len(nx.shortest_path(G, first, last)) / len(actual)``.
+    Without a reference, the tool graph of the transitions the agent itself made
+    (:func:`tool_graph`) gives the minimum: the length, in transitions, of the shortest path
+    from the first tool called to the last one, so
+    ``value = (len(nx.shortest_path(G, first, last)) − 1) / (calls − 1)``; loops, retries and
+    detours lower it. A single call is both start and goal: 1.0. A run that ends on the tool it
+    started with needs no transition, so every transition it took was a detour: 0.0.
+
+    With ``Task.reference_trajectory`` (the tools of a minimal solution, in order),
+    ``value = LCS(reference, actual) / max(len(reference), len(actual))`` where LCS is the
+    longest common subsequence of the tool names: an actual path that contains the reference in
+    order scores ``len(reference) / len(actual)``, and reference calls it never made lower it
+    further (``0.0`` when it made none of them).
 
     Args:
         trace: the trace to score. ``None`` when it has no tool call and no reference
             trajectory expects one.
     """
     actual = [s.tool_call.name for s in _tool_steps(trace) if s.tool_call is not None]
-    reference = trace.task.reference_trajectory
+    reference = trace.task.reference_tool_names()
     if reference is not None:
         if not reference and not actual:
             return MetricResult(
@@ -187,7 +192,7 @@ def path_convergence(trace: Trace) -> MetricResult:
             value=matched / max(len(reference), len(actual)),
             details={
                 "mode": "reference",
-                "reference": list(reference),
+                "reference": reference,
                 "actual": actual,
                 "matched_in_order": matched,
             },
@@ -196,16 +201,16 @@ def path_convergence(trace: Trace) -> MetricResult:
         return MetricResult.missing("the trace has no tool call and the task no reference")
     graph = tool_graph(trace)
     shortest = nx.shortest_path(graph, actual[0], actual[-1])
-    return MetricResult(
-        value=len(shortest) / len(actual),
-        details={
-            "mode": "tool_graph",
-            "actual": actual,
-            "shortest_path": list(shortest),
-            "minimum_steps": len(shortest),
-            "actual_steps": len(actual),
-        },
-    )
+    details = {
+        "mode": "tool_graph",
+        "actual": actual,
+        "shortest_path": list(shortest),
+        "minimum_transitions": len(shortest) - 1,
+        "transitions": len(actual) - 1,
+    }
+    if len(actual) == 1:
+        return MetricResult(value=1.0, details=details, reason="a single call")
+    return MetricResult(value=(len(shortest) - 1) / (len(actual) - 1), details=details)
 
 
 def _call_context(step: Step, optimal_tools: dict[str, str]) -> str | None:
@@ -267,7 +272,7 @@ def tool_selection_accuracy(trace: Trace) -> MetricResult:
                 "calls": calls,
             },
         )
-    reference = trace.task.reference_trajectory
+    reference = trace.task.reference_tool_names()
     if reference is None:
         return MetricResult.missing("the task has neither optimal_tools nor reference_trajectory")
     actual = Counter(s.tool_call.name for s in steps if s.tool_call is not None)
@@ -295,21 +300,22 @@ def tool_selection_accuracy(trace: Trace) -> MetricResult:
 
 @metric(
     "communication_overhead",
-    description="coordination messages / classified messages (lower is better)",
+    description="coordination messages / all messages between agents (lower is better)",
     higher_is_better=False,
 )
 def communication_overhead(
     trace: Trace, *, environment_agents: Sequence[str] = DEFAULT_ENVIRONMENT_AGENTS
 ) -> MetricResult:
-    """Coordination messages over all typed messages the agents sent; lower is better.
+    """Coordination messages over all messages the agents sent; lower is better.
 
-    ``value = #coordination / #typed`` where coordination types are ``coordination``,
-    ``status_update`` and ``handoff`` (a ``handoff`` step without a type counts as one).
-    Messages without a type cannot be classified: they are counted in ``details`` and left out
-    of both numerator and denominator. Messages sent by the environment are not counted.
+    ``value = #coordination / #messages`` where coordination types are ``coordination``,
+    ``status_update`` and ``handoff`` (a ``handoff`` step without a type counts as one), and the
+    denominator counts every message, typed or not: an untyped message is not coordination.
+    Messages sent by the environment are not counted.
 
     Args:
-        trace: the trace to score. ``None`` when it has no typed message.
+        trace: the trace to score. ``None`` when no message carries a type (nothing says which
+            messages are coordination).
         environment_agents: senders (any case) that are the environment, not agents.
     """
     environment = _environment(environment_agents)
@@ -325,10 +331,10 @@ def communication_overhead(
         )
     coordination = sum(1 for t in typed if t in COORDINATION_TYPES)
     return MetricResult(
-        value=coordination / len(typed),
+        value=coordination / len(messages),
         details={
             "coordination": coordination,
-            "messages": len(typed),
+            "messages": len(messages),
             "unclassified": unclassified,
             "by_type": dict(Counter(str(t) for t in typed)),
         },
