@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from agentgauge.io.jsonl import ReadError, read_traces
+from agentgauge.io.openai_chat import read_openai_chat
 from agentgauge.io.otel import read_otel
 from agentgauge.model import Trace
 
@@ -16,8 +17,10 @@ Importer = Callable[[str | Path], Iterator[Trace | ReadError]]
 IMPORTERS: dict[str, Importer] = {
     "native": read_traces,
     "otel": read_otel,
+    "openai-chat": read_openai_chat,
 }
-"""``native``: agentgauge JSONL; ``otel``: OpenTelemetry GenAI / OpenInference OTLP/JSON spans."""
+"""``native``: agentgauge JSONL; ``otel``: OpenTelemetry GenAI / OpenInference OTLP/JSON spans;
+``openai-chat``: chats in OpenAI's message format with optional expected messages."""
 
 
 def get_importer(name: str) -> Importer:

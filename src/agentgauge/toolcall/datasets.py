@@ -34,6 +34,13 @@ from agentgauge.io.jsonl import (
     validate_line,
     validation_read_error,
 )
+from agentgauge.io.openai_chat import (
+    ChatFunction,
+    ChatTool,
+    decode_arguments,
+    message_text,
+    tool_spec,
+)
 from agentgauge.model import JSON, ExpectedCall, Step, StepKind, Task, ToolSpec, Trace, Usage
 from agentgauge.toolcall.parsers import Positional, parse_tool_calls
 
@@ -90,23 +97,10 @@ class _ToolContext(_Loose):
     executions: list[_Execution] = Field(default_factory=list)
 
 
-class _ToolFunction(_Loose):
-    name: str
-    description: str = ""
-    parameters: dict[str, JSON] | None = None
-
-
-class _Tool(_Loose):
-    function: _ToolFunction | None = None
-    name: str | None = None
-    description: str = ""
-    parameters: dict[str, JSON] | None = None
-
-
 class _Conversation(_Loose):
     id: str | int | None = None
     messages: list[_Message] = Field(min_length=1)
-    tools: list[_Tool] | None = None
+    tools: list[ChatTool] | None = None
     tool_context: _ToolContext | None = None
     final_answer: str | None = None
     metadata: dict[str, JSON] | None = None
@@ -115,7 +109,7 @@ class _Conversation(_Loose):
 class _BfclQuestion(_Loose):
     id: str
     question: list[list[dict[str, JSON]]]
-    function: list[_ToolFunction]
+    function: list[ChatFunction]
 
 
 class _BfclAnswer(_Loose):
@@ -127,40 +121,21 @@ class _BfclAnswer(_Loose):
 
 
 def _decoded_arguments(raw: str | dict[str, JSON] | None, field: str) -> dict[str, JSON]:
-    if raw is None or raw == "":
-        return {}
-    if isinstance(raw, dict):
-        return raw
     try:
-        value = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise _LineError(field, f"arguments are not valid JSON: {exc.msg}") from None
-    if not isinstance(value, dict):
-        raise _LineError(field, f"arguments must be a JSON object, got {type(value).__name__}")
-    return value
+        return decode_arguments(raw)
+    except ValueError as exc:
+        raise _LineError(field, str(exc)) from None
 
 
 def _expected(name: str, arguments: Mapping[str, JSON]) -> ExpectedCall:
     return ExpectedCall(name=name, arguments={k: [v] for k, v in arguments.items()})
 
 
-def _tool_spec(tool: _Tool, field: str) -> ToolSpec:
-    fn = tool.function
-    name = fn.name if fn is not None else tool.name
-    if not name:
-        raise _LineError(field, "a tool needs function.name (or name)")
-    params = fn.parameters if fn is not None else tool.parameters
-    description = fn.description if fn is not None else tool.description
-    return ToolSpec(name=name, description=description, parameters=params or {"type": "object"})
-
-
-def _text(content: JSON) -> str | None:
-    if isinstance(content, str):
-        return content or None
-    if isinstance(content, list):  # OpenAI content parts
-        parts = [p.get("text") for p in content if isinstance(p, dict)]
-        return "".join(p for p in parts if isinstance(p, str)) or None
-    return None
+def _tool_spec(tool: ChatTool, field: str) -> ToolSpec:
+    try:
+        return tool_spec(tool)
+    except ValueError as exc:
+        raise _LineError(field, str(exc)) from None
 
 
 # --------------------------------------------------------------------------- conversations
@@ -184,9 +159,11 @@ def _conversation_task(conv: _Conversation, fmt: DatasetFormat, line: int) -> Ta
         field = "tool_context.executions[0].arguments"
         first = executions[0]
         expected = [_expected(first.function_name, _decoded_arguments(first.arguments, field))]
-    answers = [_text(m.content) for m in conv.messages[first_assistant:] if m.role == "assistant"]
+    answers = [
+        message_text(m.content) for m in conv.messages[first_assistant:] if m.role == "assistant"
+    ]
     reference = conv.final_answer or next((a for a in reversed(answers) if a), None)
-    user = next((_text(m.content) for m in conv.messages if m.role == "user"), None)
+    user = next((message_text(m.content) for m in conv.messages if m.role == "user"), None)
     metadata: dict[str, JSON] = {"source": fmt}
     if conv.metadata:
         metadata["dataset_metadata"] = conv.metadata

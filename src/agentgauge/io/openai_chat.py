@@ -1,0 +1,370 @@
+"""The ``openai-chat`` format: one chat per line, in OpenAI's chat-completions message format.
+
+A line is ``{"id", "messages", "tools", "expected_messages", "metadata"}``; only ``messages`` is
+required. Messages are OpenAI chat messages (``role`` system/developer, user, assistant, tool;
+assistant ``tool_calls`` as ``{"id", "function": {"name", "arguments"}}`` with arguments as a
+JSON string or object) or LangChain message dicts (``role`` or ``type`` human/ai/tool, tool calls
+as ``{"name", "args", "id"}``).
+
+``messages`` become the trace's steps, one or more per message, empty messages included:
+
+- a system or user message: a ``message`` step whose ``agent`` is ``system`` or ``user`` (the
+  environment: never judged as the agent's work);
+- an assistant message: an ``llm`` step with its text (``agent`` = the message's ``name``),
+  then one ``tool_call`` step per call, whose ``parent_id`` is the ``llm`` step's id. Arguments
+  that are not a JSON object are kept as ``{"_raw": text}`` so that the call is scored as made;
+- a tool message: a ``tool_result`` step whose ``parent_id`` is the call it answers (its
+  ``tool_call_id``, else the oldest call not yet answered).
+
+The trace's ``output`` is the text of the last assistant message. ``expected_messages`` (absent:
+no reference) become the task's ``reference_trajectory`` (one reference step per message, with
+its role, text, tool calls and tool outputs) and its ``expected_calls`` (every reference call in
+order; none when the reference makes no call), and the text of their last assistant message is
+the task's ``expected_output``. The task's ``input`` is the conversation up to its first
+assistant message.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from agentgauge.io.jsonl import ReadError, iter_raw_lines, validate_line, validation_read_error
+from agentgauge.model import (
+    JSON,
+    ExpectedCall,
+    ReferenceStep,
+    Role,
+    Step,
+    StepKind,
+    Task,
+    ToolCall,
+    ToolSpec,
+    Trace,
+)
+
+__all__ = [
+    "ChatFunction",
+    "ChatTool",
+    "decode_arguments",
+    "message_text",
+    "read_openai_chat",
+    "tool_spec",
+]
+
+
+class _Loose(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class _Function(_Loose):
+    name: str
+    arguments: str | dict[str, JSON] | None = None
+
+
+class _Call(_Loose):
+    id: str | None = None
+    function: _Function | None = None
+    name: str | None = None
+    args: dict[str, JSON] | None = None
+
+
+class _Message(_Loose):
+    role: str | None = None
+    type: str | None = None
+    content: JSON = None
+    name: str | None = None
+    id: str | None = None
+    tool_calls: list[_Call] | None = None
+    tool_call_id: str | None = None
+
+
+class ChatFunction(_Loose):
+    """A function offered to the model: ``{"name", "description", "parameters"}``."""
+
+    name: str
+    description: str = ""
+    parameters: dict[str, JSON] | None = None
+
+
+class ChatTool(_Loose):
+    """A tool offered to the model: OpenAI's ``{"type": "function", "function": {...}}`` or
+    the flat ``{"name", "description", "parameters"}``."""
+
+    function: ChatFunction | None = None
+    name: str | None = None
+    description: str = ""
+    parameters: dict[str, JSON] | None = None
+
+
+class _Chat(_Loose):
+    id: str | int | None = None
+    messages: list[_Message] = Field(min_length=1)
+    tools: list[ChatTool] | None = None
+    expected_messages: list[_Message] | None = None
+    metadata: dict[str, JSON] | None = None
+
+
+class _FieldError(Exception):
+    def __init__(self, field: str, message: str):
+        super().__init__(message)
+        self.field = field
+        self.message = message
+
+
+_ROLES: dict[str, Role] = {
+    "system": "system",
+    "developer": "system",
+    "user": "user",
+    "human": "user",
+    "assistant": "assistant",
+    "ai": "assistant",
+    "tool": "tool",
+}
+
+
+def decode_arguments(raw: str | dict[str, JSON] | None) -> dict[str, JSON]:
+    """A tool call's arguments as a dict: a JSON object given as text or already decoded.
+
+    Args:
+        raw: the ``arguments`` of a call; None or ``""`` is no argument.
+
+    Raises:
+        ValueError: for text that is not JSON, or JSON that is not an object.
+    """
+    if raw is None or raw == "":
+        return {}
+    if isinstance(raw, dict):
+        return raw
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"arguments are not valid JSON: {exc.msg}") from None
+    if not isinstance(value, dict):
+        raise ValueError(f"arguments must be a JSON object, got {type(value).__name__}")
+    return value
+
+
+def tool_spec(tool: ChatTool) -> ToolSpec:
+    """The :class:`~agentgauge.model.ToolSpec` of a tool in OpenAI format.
+
+    Args:
+        tool: the tool as given.
+
+    Raises:
+        ValueError: when the tool has no name.
+    """
+    fn = tool.function
+    name = fn.name if fn is not None else tool.name
+    if not name:
+        raise ValueError("a tool needs function.name (or name)")
+    params = fn.parameters if fn is not None else tool.parameters
+    description = fn.description if fn is not None else tool.description
+    return ToolSpec(name=name, description=description, parameters=params or {"type": "object"})
+
+
+def message_text(content: JSON) -> str | None:
+    """The text of a message's ``content``: a string, or the text of OpenAI content parts.
+
+    Args:
+        content: the ``content`` of a chat message.
+    """
+    if isinstance(content, str):
+        return content or None
+    if isinstance(content, list):
+        parts = [p.get("text") for p in content if isinstance(p, dict)]
+        return "".join(p for p in parts if isinstance(p, str)) or None
+    return None
+
+
+def _role(message: _Message, field: str) -> Role:
+    given = message.role if message.role is not None else message.type
+    if given is None:
+        raise _FieldError(f"{field}.role", "a message needs a 'role'")
+    role = _ROLES.get(given.lower())
+    if role is None:
+        known = ", ".join(_ROLES)
+        raise _FieldError(f"{field}.role", f"unknown role {given!r}; use one of {known}")
+    return role
+
+
+def _call(call: _Call, field: str, *, lenient: bool) -> ToolCall:
+    """A message's tool call; ``lenient``: arguments that cannot be decoded are kept raw."""
+    if call.function is not None:
+        name, raw = call.function.name, call.function.arguments
+        where = f"{field}.function.arguments"
+    elif call.name is not None:
+        name, raw, where = call.name, call.args, f"{field}.args"
+    else:
+        raise _FieldError(field, "a tool call needs function.name (or name)")
+    try:
+        arguments = decode_arguments(raw)
+    except ValueError as exc:
+        if not lenient:
+            raise _FieldError(where, str(exc)) from None
+        arguments = {"_raw": str(raw)}
+    return ToolCall(id=call.id, name=name, arguments=arguments)
+
+
+def _content(message: _Message) -> JSON:
+    """A message's content as text when it is text (or text parts), else as given."""
+    if isinstance(message.content, str | list):
+        return message_text(message.content)
+    return message.content
+
+
+def _steps(messages: list[_Message], roles: list[Role]) -> list[Step]:
+    steps: list[Step] = []
+    unanswered: list[str] = []
+    for i, (message, role) in enumerate(zip(messages, roles, strict=True)):
+        field = f"messages[{i}]"
+        if role in ("system", "user"):
+            steps.append(
+                Step(
+                    index=len(steps),
+                    kind=StepKind.message,
+                    id=message.id,
+                    agent=role,
+                    content=message_text(message.content),
+                )
+            )
+        elif role == "assistant":
+            turn_id = message.id or f"message-{i}"
+            steps.append(
+                Step(
+                    index=len(steps),
+                    kind=StepKind.llm,
+                    id=turn_id,
+                    agent=message.name,
+                    content=message_text(message.content),
+                )
+            )
+            for k, raw_call in enumerate(message.tool_calls or []):
+                call = _call(raw_call, f"{field}.tool_calls[{k}]", lenient=True)
+                step_id = call.id or f"{turn_id}:call{k}"
+                unanswered.append(step_id)
+                steps.append(
+                    Step(
+                        index=len(steps),
+                        kind=StepKind.tool_call,
+                        id=step_id,
+                        agent=message.name,
+                        parent_id=turn_id,
+                        tool_call=call,
+                    )
+                )
+        else:
+            answered = message.tool_call_id
+            if answered is None and unanswered:
+                answered = unanswered[0]
+            if answered in unanswered:
+                unanswered.remove(answered)
+            steps.append(
+                Step(
+                    index=len(steps),
+                    kind=StepKind.tool_result,
+                    id=message.id,
+                    parent_id=answered,
+                    result=_content(message),
+                )
+            )
+    return steps
+
+
+def _reference(messages: list[_Message]) -> list[ReferenceStep]:
+    reference = []
+    for i, message in enumerate(messages):
+        field = f"expected_messages[{i}]"
+        reference.append(
+            ReferenceStep(
+                role=_role(message, field),
+                content=_content(message),
+                tool_calls=[
+                    _call(c, f"{field}.tool_calls[{k}]", lenient=False)
+                    for k, c in enumerate(message.tool_calls or [])
+                ],
+                tool_call_id=message.tool_call_id,
+                name=message.name,
+            )
+        )
+    return reference
+
+
+def _last_assistant_text(messages: list[_Message], roles: list[Role]) -> str | None:
+    for message, role in zip(reversed(messages), reversed(roles), strict=True):
+        if role == "assistant":
+            return message_text(message.content)
+    return None
+
+
+def _trace(chat: _Chat, line: int) -> Trace:
+    roles = [_role(m, f"messages[{i}]") for i, m in enumerate(chat.messages)]
+    steps = _steps(chat.messages, roles)
+    first_assistant = roles.index("assistant") if "assistant" in roles else len(roles)
+    prompt: list[JSON] = [
+        {"role": role, "content": message.content}
+        for role, message in zip(roles[:first_assistant], chat.messages, strict=False)
+    ]
+    user = next((s.content for s in steps if s.agent == "user" and s.content), None)
+    reference = None
+    expected_calls = None
+    expected_output = None
+    if chat.expected_messages is not None:
+        reference = _reference(chat.expected_messages)
+        expected_calls = [
+            ExpectedCall(name=c.name, arguments={k: [v] for k, v in c.arguments.items()})
+            for step in reference
+            for c in step.tool_calls
+        ]
+        expected_output = _last_assistant_text(
+            chat.expected_messages, [step.role for step in reference]
+        )
+    tools = []
+    for k, tool in enumerate(chat.tools or []):
+        try:
+            tools.append(tool_spec(tool))
+        except ValueError as exc:
+            raise _FieldError(f"tools[{k}]", str(exc)) from None
+    task_id = str(chat.id) if chat.id is not None else f"line-{line}"
+    return Trace(
+        id=task_id,
+        task=Task(
+            id=task_id,
+            input=prompt,
+            description=user or "",
+            expected_output=expected_output,
+            tools=tools,
+            expected_calls=expected_calls,
+            reference_trajectory=reference,
+            metadata={"source": "openai-chat"},
+        ),
+        output=_last_assistant_text(chat.messages, roles),
+        steps=steps,
+        metadata=dict(chat.metadata or {}),
+    )
+
+
+def read_openai_chat(path: str | Path) -> Iterator[Trace | ReadError]:
+    """Stream the chats of an ``openai-chat`` JSONL file as Traces; a bad line comes out as a
+    ReadError naming the file, the line and the field, and reading goes on.
+
+    Args:
+        path: a ``.jsonl`` file, optionally ``.gz``-compressed.
+    """
+    for raw in iter_raw_lines(path):
+        if isinstance(raw, ReadError):
+            yield raw
+            continue
+        chat = validate_line(_Chat, raw)
+        if isinstance(chat, ReadError):
+            yield chat
+            continue
+        try:
+            yield _trace(chat, raw.line)
+        except _FieldError as exc:
+            yield ReadError(raw.source, raw.line, exc.field, exc.message)
+        except ValidationError as exc:
+            yield validation_read_error(raw.source, raw.line, exc)
