@@ -29,6 +29,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -219,42 +220,26 @@ def _content(message: _Message) -> JSON:
 def _steps(messages: list[_Message], roles: list[Role]) -> list[Step]:
     steps: list[Step] = []
     unanswered: list[str] = []
+
+    def add(kind: StepKind, **fields: Any) -> None:
+        steps.append(Step(index=len(steps), kind=kind, **fields))
+
     for i, (message, role) in enumerate(zip(messages, roles, strict=True)):
-        field = f"messages[{i}]"
         if role in ("system", "user"):
-            steps.append(
-                Step(
-                    index=len(steps),
-                    kind=StepKind.message,
-                    id=message.id,
-                    agent=role,
-                    content=message_text(message.content),
-                )
-            )
+            add(StepKind.message, id=message.id, agent=role, content=message_text(message.content))
         elif role == "assistant":
             turn_id = message.id or f"message-{i}"
-            steps.append(
-                Step(
-                    index=len(steps),
-                    kind=StepKind.llm,
-                    id=turn_id,
-                    agent=message.name,
-                    content=message_text(message.content),
-                )
-            )
+            add(StepKind.llm, id=turn_id, agent=message.name, content=message_text(message.content))
             for k, raw_call in enumerate(message.tool_calls or []):
-                call = _call(raw_call, f"{field}.tool_calls[{k}]", lenient=True)
+                call = _call(raw_call, f"messages[{i}].tool_calls[{k}]", lenient=True)
                 step_id = call.id or f"{turn_id}:call{k}"
                 unanswered.append(step_id)
-                steps.append(
-                    Step(
-                        index=len(steps),
-                        kind=StepKind.tool_call,
-                        id=step_id,
-                        agent=message.name,
-                        parent_id=turn_id,
-                        tool_call=call,
-                    )
+                add(
+                    StepKind.tool_call,
+                    id=step_id,
+                    agent=message.name,
+                    parent_id=turn_id,
+                    tool_call=call,
                 )
         else:
             answered = message.tool_call_id
@@ -262,15 +247,7 @@ def _steps(messages: list[_Message], roles: list[Role]) -> list[Step]:
                 answered = unanswered[0]
             if answered in unanswered:
                 unanswered.remove(answered)
-            steps.append(
-                Step(
-                    index=len(steps),
-                    kind=StepKind.tool_result,
-                    id=message.id,
-                    parent_id=answered,
-                    result=_content(message),
-                )
-            )
+            add(StepKind.tool_result, id=message.id, parent_id=answered, result=_content(message))
     return steps
 
 
