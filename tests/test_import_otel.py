@@ -558,9 +558,9 @@ def test_odd_attribute_values_never_crash_the_builder(tmp_path: Path) -> None:
 
 
 def test_registry() -> None:
-    assert set(IMPORTERS) == {"native", "otel"}
+    assert set(IMPORTERS) == {"native", "otel", "openai-chat"}
     assert get_importer("native") is read_traces
-    with pytest.raises(ValueError, match="native, otel"):
+    with pytest.raises(ValueError, match="native, openai-chat, otel"):
         get_importer("jaeger")
 
 

@@ -89,7 +89,11 @@ def evaluate(
         str | None, typer.Option(help="Ray cluster address (default: start a local one).")
     ] = None,
     trace_format: Annotated[
-        str, typer.Option("--format", help="Input format: 'native' JSONL or 'otel' spans.")
+        str,
+        typer.Option(
+            "--format",
+            help="Input format: 'native' JSONL, 'otel' spans or 'openai-chat' chats.",
+        ),
     ] = "native",
 ) -> None:
     """Score trace files with a suite, store the run and report it."""
@@ -186,7 +190,8 @@ def import_traces(
         list[Path] | None, typer.Option(help="otel: OTLP logs exports in other files.")
     ] = None,
 ) -> None:
-    """Convert other tools' traces (OpenTelemetry GenAI / OpenInference spans) to native JSONL."""
+    """Convert other tools' traces (OpenTelemetry GenAI / OpenInference spans, OpenAI-format
+    chats) to native JSONL."""
     from functools import partial
 
     from agentgauge.io.importers import IMPORTERS, Importer

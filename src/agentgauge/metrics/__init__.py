@@ -7,6 +7,7 @@ from agentgauge.metrics import (
     judge,  # noqa: F401
     text,  # noqa: F401
     toolcall,  # noqa: F401
+    trajectory,  # noqa: F401
 )
 from agentgauge.metrics.base import (
     BatchMetric,
