@@ -23,6 +23,7 @@ from agentgauge.review.pipeline import (
     review_agreement,
 )
 from agentgauge.scoring import composite
+from agentgauge.store import MetricRow, SampleRow
 
 # --- aspect agreement -------------------------------------------------------------------------
 
@@ -224,11 +225,35 @@ def test_an_ambiguous_id_resolves_with_venue_and_split(
 # --- per-paper figures and the composite ------------------------------------------------------
 
 
+def _sample(
+    seq: int,
+    task_id: str,
+    metrics: dict[str, float | None],
+    composite: float | None,
+    coverage: float,
+) -> SampleRow:
+    return SampleRow(
+        key=str(seq),
+        seq=seq,
+        source=None,
+        line=None,
+        trace_id=f"trace-{seq}",
+        task_id=task_id,
+        composite=composite,
+        coverage=coverage,
+        recommendation=None,
+        band=None,
+        error=None,
+        details={},
+        metrics=tuple(MetricRow(name, value, None, None) for name, value in metrics.items()),
+    )
+
+
 def test_per_paper_means_and_recommendation() -> None:
     samples = [
-        {"task_id": "a", "metrics": {"x": 0.9, "y": None}, "composite": 0.9, "coverage": 0.5},
-        {"task_id": "a", "metrics": {"x": 0.5, "y": 0.4}, "composite": 0.5, "coverage": 1.0},
-        {"task_id": "b", "metrics": {"x": None}, "composite": None, "coverage": 0.0},
+        _sample(0, "a", {"x": 0.9, "y": None}, composite=0.9, coverage=0.5),
+        _sample(1, "a", {"x": 0.5, "y": 0.4}, composite=0.5, coverage=1.0),
+        _sample(2, "b", {"x": None}, composite=None, coverage=0.0),
     ]
     a, b = per_paper(samples)
     # a: x (0.9 + 0.5)/2 = 0.7; y only 0.4; composite 0.7 → weak_accept (≥ 0.6), weight 0.7.

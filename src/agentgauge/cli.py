@@ -123,7 +123,7 @@ def evaluate(
                         f"run {run.id} is a {run.kind} run: resume it with the command that "
                         "made it (evaluate resumes evaluate runs)"
                     )
-                chosen = Suite.model_validate(run.config["suite"])
+                chosen = Suite.model_validate(run.suite_config)
                 sources = [Path(s) for s in run.sources] or paths
                 trace_format = run.config.get("format", "native")
                 gone = [p for p in sources if not p.is_file()]

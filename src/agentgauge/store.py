@@ -17,10 +17,14 @@ import zlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from agentgauge._redact import redact_secrets
+from agentgauge.io.jsonl import ReadError
+from agentgauge.model import Trace
+from agentgauge.scoring import Thresholds
 
 __all__ = [
     "JUDGE_CACHE_SCHEMA",
@@ -131,10 +135,37 @@ class RunInfo:
     n_samples: int
     n_errors: int
 
+    @property
+    def suite_config(self) -> dict[str, Any]:
+        """The configuration of the run's suite as stored (empty for a run without one)."""
+        suite: dict[str, Any] = self.config.get("suite", {})
+        return suite
 
-@dataclass(frozen=True)
-class MetricRow:
-    """One metric value of one sample, as written by the engine."""
+    @property
+    def weights(self) -> dict[str, float]:
+        """The weights of the run's suite (empty for a run stored without a suite)."""
+        weights: dict[str, float] = self.suite_config.get("weights", {})
+        return weights
+
+    @property
+    def metric_order(self) -> list[str]:
+        """The metric names of the run's suite, in its order (empty when unknown)."""
+        names: list[str] = self.suite_config.get("metrics", [])
+        return names
+
+    @property
+    def thresholds(self) -> Thresholds:
+        """The recommendation and band cut-offs of the run's suite (the defaults when the run
+        has no suite)."""
+        return Thresholds.model_validate(self.suite_config.get("thresholds", {}))
+
+
+class MetricRow(NamedTuple):
+    """One metric value of one sample, as written by the engine.
+
+    Named tuples, not dataclasses, for the rows: a report reads every sample of a run, and
+    building a tuple costs a fraction of a frozen dataclass's ``__init__``.
+    """
 
     metric: str
     value: float | None
@@ -142,9 +173,13 @@ class MetricRow:
     error: str | None
 
 
-@dataclass(frozen=True)
-class SampleRow:
-    """One scored sample, as written by the engine."""
+class SampleRow(NamedTuple):
+    """One scored sample, as written by the engine and read back by :meth:`Store.iter_samples`.
+
+    ``metrics`` holds one row per metric, in the order of the run's suite when read back;
+    ``trace_json`` is the trace as it was read (a JSON document), or None when it was not
+    stored or not asked for.
+    """
 
     key: str
     seq: int
@@ -160,6 +195,25 @@ class SampleRow:
     details: dict[str, Any]
     metrics: tuple[MetricRow, ...]
     trace_json: bytes | None = None
+
+    @property
+    def values(self) -> dict[str, float | None]:
+        """Each metric's value (None where not available), in the order of ``metrics``."""
+        return {m.metric: m.value for m in self.metrics}
+
+    @property
+    def reasons(self) -> dict[str, str]:
+        """The metrics that gave a reason, and their reasons."""
+        return {m.metric: m.reason for m in self.metrics if m.reason}
+
+    @property
+    def metric_errors(self) -> dict[str, str]:
+        """The metrics that raised an error on this sample, and their messages."""
+        return {m.metric: m.error for m in self.metrics if m.error}
+
+    def trace(self) -> Trace | None:
+        """The stored trace as a :class:`Trace` (None when ``trace_json`` is None)."""
+        return None if self.trace_json is None else Trace.model_validate_json(self.trace_json)
 
 
 def _now() -> str:
@@ -320,14 +374,14 @@ class Store:
     # samples ------------------------------------------------------------------------------
 
     def write_batch(
-        self, run_id: str, samples: Sequence[SampleRow], errors: Sequence[Any] = ()
+        self, run_id: str, samples: Sequence[SampleRow], errors: Sequence[ReadError] = ()
     ) -> None:
         """Write one batch of samples and read errors in a single transaction.
 
         Args:
             run_id: the run.
             samples: scored samples.
-            errors: ReadError-like objects with source, line, field and message.
+            errors: the input lines that could not be read.
         """
         db = self._db
         db.execute("BEGIN IMMEDIATE")
@@ -393,7 +447,7 @@ class Store:
                 "SELECT DISTINCT metric FROM metric_values WHERE run_id = ?", (run_id,)
             )
         ]
-        order = self.get_run(run_id).config.get("suite", {}).get("metrics", [])
+        order = self.get_run(run_id).metric_order
         return sorted(names, key=lambda n: (order.index(n) if n in order else len(order), n))
 
     def metric_values(self, run_id: str, metric: str) -> list[float | None]:
@@ -425,20 +479,25 @@ class Store:
 
     def iter_samples(
         self, run_id: str, *, order: str = "seq", limit: int | None = None, with_trace: bool = False
-    ) -> Iterator[dict[str, Any]]:
-        """The samples of a run with their metric values, as dicts.
+    ) -> Iterator[SampleRow]:
+        """The samples of a run with their metric values (in the order of the run's suite).
 
         Args:
             run_id: the run.
             order: ``seq`` (input order) or ``worst`` (lowest composite first, errors first).
             limit: at most this many.
-            with_trace: also decode the stored trace (key ``trace``, a JSON dict or None).
+            with_trace: also read the stored trace (``trace_json``; None otherwise).
         """
         order_sql = {
             "seq": "seq",
             "worst": "error IS NULL, composite IS NOT NULL, composite, seq",
         }[order]
-        sql = f"SELECT * FROM samples WHERE run_id = ? ORDER BY {order_sql}"
+        # the columns of SampleRow, in its order; the trace is left in the file unless asked for
+        sql = (
+            "SELECT key, seq, source, line, trace_id, task_id, composite, coverage, "
+            f"recommendation, band, error, details, {'trace' if with_trace else 'NULL'} "
+            f"FROM samples WHERE run_id = ? ORDER BY {order_sql}"
+        )
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
         # without statistics SQLite prefers the primary key's run_id prefix: a scan per sample
@@ -447,40 +506,30 @@ class Store:
             "INDEXED BY metric_values_by_sample WHERE run_id = ? AND sample_key = ?"
         )
         order_of = {name: i for i, name in enumerate(self.metric_names(run_id))}
-        for row in self._db.execute(sql, (run_id,)):
+        unknown = len(order_of)
+        # plain tuples made into rows in C: a report reads every metric value of a run
+        samples, metric_values = self._db.cursor(), self._db.cursor()
+        samples.row_factory = metric_values.row_factory = None
+        metric_row = partial(tuple.__new__, MetricRow)
+        for row in samples.execute(sql, (run_id,)):
             metrics = sorted(
-                self._db.execute(metric_sql, (run_id, row["key"])).fetchall(),
-                key=lambda m: order_of.get(m["metric"], len(order_of)),
+                map(metric_row, metric_values.execute(metric_sql, (run_id, row[0]))),
+                key=lambda m: order_of.get(m.metric, unknown),
             )
-            out: dict[str, Any] = {
-                k: row[k]
-                for k in (
-                    "key",
-                    "seq",
-                    "source",
-                    "line",
-                    "trace_id",
-                    "task_id",
-                    "composite",
-                    "coverage",
-                    "recommendation",
-                    "band",
-                    "error",
+            blob = row[12]
+            yield SampleRow._make(
+                (
+                    *row[:11],
+                    json.loads(row[11]),
+                    tuple(metrics),
+                    zlib.decompress(blob) if blob is not None else None,
                 )
-            }
-            out["details"] = json.loads(row["details"])
-            out["metrics"] = {m["metric"]: m["value"] for m in metrics}
-            out["reasons"] = {m["metric"]: m["reason"] for m in metrics if m["reason"]}
-            out["metric_errors"] = {m["metric"]: m["error"] for m in metrics if m["error"]}
-            if with_trace:
-                blob = row["trace"]
-                out["trace"] = json.loads(zlib.decompress(blob)) if blob is not None else None
-            yield out
+            )
 
-    def read_errors(self, run_id: str) -> list[dict[str, Any]]:
+    def read_errors(self, run_id: str) -> list[ReadError]:
         """The bad input lines of a run, in file and line order."""
         return [
-            dict(r)
+            ReadError(*r)
             for r in self._db.execute(
                 "SELECT source, line, field, message FROM read_errors WHERE run_id = ? "
                 "ORDER BY source, line",

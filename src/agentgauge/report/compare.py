@@ -26,9 +26,8 @@ def _grouped(store: Store, run_id: str, by: PairBy) -> dict[str, dict[str, list[
     """key -> metric -> values (composite included) of one run."""
     out: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for row in store.iter_samples(run_id):
-        key = row["task_id"] if by == "task" else row["trace_id"]
-        values = {**row["metrics"], "composite": row["composite"]}
-        for name, value in values.items():
+        key = row.task_id if by == "task" else row.trace_id
+        for name, value in {**row.values, "composite": row.composite}.items():
             if value is not None:
                 out[key][name].append(value)
     return out
@@ -57,7 +56,7 @@ def compare_runs(
     a_run, b_run = store.get_run(run_a), store.get_run(run_b)
     a_id, b_id = a_run.id, b_run.id
     warnings = []
-    if a_run.config.get("suite") != b_run.config.get("suite"):
+    if a_run.suite_config != b_run.suite_config:
         warnings.append(
             f"the runs were scored with different suites or options ({a_run.suite} and "
             f"{b_run.suite}): a difference may come from the scoring, not from the agent"
@@ -133,8 +132,8 @@ def pass_k_table(
         )
     trials: dict[str, list[bool]] = defaultdict(list)
     for row in store.iter_samples(rid):
-        value = row["composite"] if metric == "composite" else row["metrics"].get(metric)
-        trials[row["task_id"]].append(value is not None and value >= threshold)
+        value = row.composite if metric == "composite" else row.values.get(metric)
+        trials[row.task_id].append(value is not None and value >= threshold)
     table: dict[str, dict[str, float | int | None]] = {}
     for k in ks:
         eligible = {t: v for t, v in trials.items() if len(v) >= k}

@@ -19,9 +19,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from agentgauge.scoring import Thresholds, band, recommendation
+from agentgauge.scoring import band, recommendation
 from agentgauge.stats import Summary, summarize
-from agentgauge.store import RunInfo, Store
+from agentgauge.store import RunInfo, SampleRow, Store
 
 __all__ = [
     "SampleHook",
@@ -56,7 +56,7 @@ def run_verdict(run: RunInfo, mean_composite: float | None) -> dict[str, Any]:
     """
     if mean_composite is None:
         return {"recommendation": None, "recommendation_weight": None, "band": None}
-    thresholds = Thresholds.model_validate(run.config.get("suite", {}).get("thresholds", {}))
+    thresholds = run.thresholds
     label, weight = recommendation(mean_composite, thresholds)
     return {
         "recommendation": label,
@@ -65,21 +65,25 @@ def run_verdict(run: RunInfo, mean_composite: float | None) -> dict[str, Any]:
     }
 
 
-def sample_document(row: dict[str, Any]) -> dict[str, Any]:
-    """One sample of :meth:`Store.iter_samples` in the shape of the JSON contract."""
+def sample_document(row: SampleRow) -> dict[str, Any]:
+    """One sample of :meth:`Store.iter_samples` in the shape of the JSON contract.
+
+    Args:
+        row: the stored sample.
+    """
     return {
-        "id": row["trace_id"],
-        "task_id": row["task_id"],
-        "metrics": row["metrics"],
-        "details": row["details"],
-        "reasons": row["reasons"],
-        "composite": row["composite"],
-        "coverage": row["coverage"],
-        "recommendation": row["recommendation"],
-        "band": row["band"],
-        "error": row["error"],
-        "source": row["source"],
-        "line": row["line"],
+        "id": row.trace_id,
+        "task_id": row.task_id,
+        "metrics": row.values,
+        "details": row.details,
+        "reasons": row.reasons,
+        "composite": row.composite,
+        "coverage": row.coverage,
+        "recommendation": row.recommendation,
+        "band": row.band,
+        "error": row.error,
+        "source": row.source,
+        "line": row.line,
     }
 
 
@@ -128,7 +132,7 @@ def result_document(
     return {
         **_head(store, run),
         "samples": list(_samples(store, run.id, sample_hook)),
-        "errors": store.read_errors(run.id),
+        "errors": _error_documents(store, run.id),
     }
 
 
@@ -160,7 +164,11 @@ def write_result_json(
         for i, sample in enumerate(_samples(store, run.id, sample_hook)):
             fh.write(("\n  " if i == 0 else ",\n  ") + _dumps(sample))
         fh.write("\n ],\n")
-        fh.write(f' "errors": {_dumps(store.read_errors(run.id))}\n}}\n')
+        fh.write(f' "errors": {_dumps(_error_documents(store, run.id))}\n}}\n')
+
+
+def _error_documents(store: Store, run_id: str) -> list[dict[str, Any]]:
+    return [error.as_dict() for error in store.read_errors(run_id)]
 
 
 def _dumps(value: Any) -> str:
@@ -205,10 +213,11 @@ def write_csv(store: Store, run_id: str, path: str | Path) -> None:
         writer.writerow([*fixed, *metrics, "error"])
         for row in store.iter_samples(run.id):
             doc = sample_document(row)
+            values = doc["metrics"]
             writer.writerow(
                 [_inert(doc[k]) for k in fixed]
-                + ["" if row["metrics"].get(m) is None else row["metrics"][m] for m in metrics]
-                + [_inert(row["error"] or "")]
+                + ["" if values.get(m) is None else values[m] for m in metrics]
+                + [_inert(row.error or "")]
             )
 
 

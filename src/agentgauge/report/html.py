@@ -7,14 +7,16 @@ from __future__ import annotations
 
 import io
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from agentgauge._redact import hide_credentials, redact_secrets
+from agentgauge.model import Step
 from agentgauge.report.export import run_aggregate, run_verdict
-from agentgauge.store import Store
+from agentgauge.store import SampleRow, Store
 
 __all__ = ["histogram_svg", "render_html", "write_html"]
 
@@ -53,6 +55,45 @@ def _clip(text: Any) -> str:
     return s if len(s) <= _MAX_CONTENT else s[:_MAX_CONTENT] + f"… ({len(s)} chars)"
 
 
+@dataclass(frozen=True)
+class _StepView:
+    """One step of a trace as the page shows it."""
+
+    index: int
+    kind: str
+    agent: str
+    what: str
+
+
+@dataclass(frozen=True)
+class _SampleView:
+    """One sample as the page shows it: its stored row and its trace's text, secrets hidden."""
+
+    row: SampleRow
+    details_json: str
+    task_input: str
+    output: str
+    steps: list[_StepView]
+
+
+def _step_view(step: Step) -> _StepView:
+    call = step.tool_call.model_dump(mode="json", exclude_unset=True) if step.tool_call else None
+    # values under secret-looking keys (api_key, token, ...) go before anything is shown
+    what = redact_secrets(call or step.content or step.error or step.result or "")
+    return _StepView(step.index, step.kind.value, redact_secrets(step.agent or ""), _clip(what))
+
+
+def _sample_view(row: SampleRow) -> _SampleView:
+    trace = row.trace()
+    return _SampleView(
+        row=row,
+        details_json=_clip(json.dumps(row.details, indent=1, default=str)),
+        task_input=_clip(redact_secrets(trace.task.input) if trace else None),
+        output=_clip(redact_secrets(trace.output) if trace else None),
+        steps=[_step_view(step) for step in trace.steps] if trace else [],
+    )
+
+
 def render_html(store: Store, run_id: str, *, max_samples: int = _MAX_SAMPLES) -> str:
     """Render a run as one HTML page.
 
@@ -63,41 +104,16 @@ def render_html(store: Store, run_id: str, *, max_samples: int = _MAX_SAMPLES) -
     """
     run = store.get_run(run_id)
     aggregate = run_aggregate(store, run.id)
-    weights = run.config.get("suite", {}).get("weights", {})
     plots = []
     for name in [*store.metric_names(run.id), "composite"]:
         raw = store.composites(run.id) if name == "composite" else store.metric_values(run.id, name)
         present = [v for v in raw if v is not None]
         if present:
             plots.append(histogram_svg(present, name))
-    samples = []
-    for row in store.iter_samples(run.id, order="worst", limit=max_samples, with_trace=True):
-        # values under secret-looking keys (api_key, token, ...) go before anything is shown
-        trace = redact_secrets(row.get("trace") or {})
-        steps = [
-            {
-                "index": s.get("index"),
-                "kind": s.get("kind"),
-                "agent": s.get("agent") or "",
-                "what": _clip(
-                    s.get("tool_call")
-                    or s.get("content")
-                    or s.get("error")
-                    or s.get("result")
-                    or ""
-                ),
-            }
-            for s in trace.get("steps", [])
-        ]
-        samples.append(
-            {
-                **row,
-                "details_json": _clip(json.dumps(row["details"], indent=1, default=str)),
-                "output": _clip(trace.get("output")),
-                "task_input": _clip(trace.get("task", {}).get("input")),
-                "steps": steps,
-            }
-        )
+    samples = [
+        _sample_view(row)
+        for row in store.iter_samples(run.id, order="worst", limit=max_samples, with_trace=True)
+    ]
     env = Environment(
         loader=PackageLoader("agentgauge.report", "templates"),
         autoescape=select_autoescape(default=True, default_for_string=True),
@@ -108,7 +124,7 @@ def render_html(store: Store, run_id: str, *, max_samples: int = _MAX_SAMPLES) -
         run=run,
         aggregate=aggregate,
         verdict=run_verdict(run, aggregate["composite"].mean),
-        weights=weights,
+        weights=run.weights,
         plots=plots,
         samples=samples,
         n_shown=len(samples),

@@ -8,7 +8,6 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from agentgauge.io.jsonl import error_line
 from agentgauge.report.export import run_aggregate, run_verdict
 from agentgauge.store import Store
 
@@ -47,7 +46,7 @@ def print_summary(store: Store, run_id: str, console: Console | None = None) -> 
     """
     console = console or Console()
     run = store.get_run(run_id)
-    weights: dict[str, float] = run.config.get("suite", {}).get("weights", {})
+    weights = run.weights
     aggregate = run_aggregate(store, run.id)
     table = Table(
         title=f"run {run.id} · suite {run.suite} · {run.n_samples} samples · {run.status}",
@@ -99,8 +98,7 @@ def print_summary(store: Store, run_id: str, console: Console | None = None) -> 
     if errors:
         console.print(f"[red]{len(errors)} input lines could not be read:[/]")
         for e in errors[:10]:
-            line = error_line(e["source"], e["line"], e["field"], e["message"])
-            console.print(f"  {line}", markup=False, highlight=False)
+            console.print(f"  {e}", markup=False, highlight=False)
         if len(errors) > 10:
             console.print(f"  … and {len(errors) - 10} more")
 

@@ -213,7 +213,7 @@ def _report(
     tiers["tier2"]["judge_configured"] = judge_configured
     if not judge_configured:
         tiers["tier2"]["statement"] += "; no judge configured (give --judge MODEL)"
-    coverages = [s["coverage"] for s in samples]
+    coverages = [s.coverage for s in samples]
     mean_coverage = sum(coverages) / len(coverages) if coverages else None
     document = {
         **extra,

@@ -30,6 +30,7 @@ from agentgauge.model import Task, Trace
 from agentgauge.review.agreement import AspectAgreement, ScoredReview, agreement_table
 from agentgauge.review.loader import ASPECTS, PeerReadPaper
 from agentgauge.scoring import Thresholds, recommendation
+from agentgauge.store import SampleRow
 
 __all__ = [
     "TIERS",
@@ -320,13 +321,12 @@ def _mean(values: Sequence[float | None]) -> float | None:
 
 
 def per_paper(
-    samples: Sequence[Mapping[str, Any]], thresholds: Thresholds | None = None
+    samples: Sequence[SampleRow], thresholds: Thresholds | None = None
 ) -> list[dict[str, Any]]:
-    """Per-paper figures from the samples of a result document.
+    """Per-paper figures from the stored samples of a run.
 
     Args:
-        samples: the document's ``samples`` (``task_id``, ``metrics``, ``composite``,
-            ``coverage``); one paper is one task id.
+        samples: the run's samples; one paper is one task id.
         thresholds: the suite's recommendation cut-offs.
 
     Returns:
@@ -334,19 +334,20 @@ def per_paper(
         metric and of the composite over the samples that have one, the mean coverage, and the
         recommendation (label and weight) of the mean composite.
     """
-    groups: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    groups: dict[str, list[SampleRow]] = defaultdict(list)
     for sample in samples:
-        groups[str(sample["task_id"])].append(sample)
+        groups[sample.task_id].append(sample)
     out = []
     for task_id, group in groups.items():
-        names = sorted({name for s in group for name in (s.get("metrics") or {})})
-        composite = _mean([s.get("composite") for s in group])
+        values = [s.values for s in group]
+        names = sorted({name for v in values for name in v})
+        composite = _mean([s.composite for s in group])
         entry: dict[str, Any] = {
             "task_id": task_id,
             "n_samples": len(group),
-            "metrics": {n: _mean([(s.get("metrics") or {}).get(n) for s in group]) for n in names},
+            "metrics": {n: _mean([v.get(n) for v in values]) for n in names},
             "composite": composite,
-            "coverage": _mean([s.get("coverage") for s in group]),
+            "coverage": _mean([s.coverage for s in group]),
             "recommendation": None,
             "recommendation_weight": None,
         }
@@ -358,11 +359,11 @@ def per_paper(
     return out
 
 
-def tier_status(samples: Sequence[Mapping[str, Any]], metrics: Sequence[str]) -> dict[str, Any]:
+def tier_status(samples: Sequence[SampleRow], metrics: Sequence[str]) -> dict[str, Any]:
     """Which tiers were measured in a run, and why the others were not.
 
     Args:
-        samples: the run's samples (``metrics``: name → value, ``reasons``: name → reason).
+        samples: the run's stored samples.
         metrics: the suite's metric names.
 
     Returns:
@@ -371,18 +372,18 @@ def tier_status(samples: Sequence[Mapping[str, Any]], metrics: Sequence[str]) ->
         sample), ``reasons`` (metric → the most frequent reason of its missing values) and a
         one-line ``statement``.
     """
+    values = [s.values for s in samples]
+    reasons_of = [s.reasons for s in samples]
     out: dict[str, Any] = {}
     for key, (title, names) in TIERS.items():
         ours = [m for m in metrics if m in names]
-        measured = {
-            m: sum(1 for s in samples if (s.get("metrics") or {}).get(m) is not None) for m in ours
-        }
+        measured = {m: sum(1 for v in values if v.get(m) is not None) for m in ours}
         reasons = {}
         for m in ours:
             found = Counter(
-                (s.get("reasons") or {}).get(m) or "no value"
-                for s in samples
-                if (s.get("metrics") or {}).get(m) is None
+                r.get(m) or "no value"
+                for v, r in zip(values, reasons_of, strict=True)
+                if v.get(m) is None
             )
             if found:
                 reasons[m] = found.most_common(1)[0][0]

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from agentgauge.config import Suite
     from agentgauge.io.jsonl import ReadError
     from agentgauge.model import Task, Trace
+    from agentgauge.store import SampleRow
     from agentgauge.toolcall.runner import HttpChatBackend, Prediction, RunSettings
 
 toolcall_app = typer.Typer(help="Evaluate tool-calling models.", no_args_is_help=True)
@@ -254,7 +255,7 @@ def _count_unanswered(db: Path, run_id: str) -> int:
         return sum(
             1
             for s in store.iter_samples(run_id)
-            if any((d or {}).get("error_type") == "run_error" for d in s["details"].values())
+            if any((d or {}).get("error_type") == "run_error" for d in s.details.values())
         )
 
 
@@ -483,10 +484,10 @@ def _calls_text(calls: Any, *, expected: bool = False) -> str:
     return "; ".join(parts)
 
 
-def _query(trace: dict[str, Any] | None) -> str:
-    if not trace:
+def _query(trace: Trace | None) -> str:
+    if trace is None:
         return ""
-    value = trace.get("task", {}).get("input")
+    value = trace.task.input
     if isinstance(value, list):
         users = [m.get("content") for m in value if isinstance(m, dict) and m.get("role") == "user"]
         value = users[-1] if users else value
@@ -495,48 +496,47 @@ def _query(trace: dict[str, Any] | None) -> str:
     return value if isinstance(value, str) else _json(value)
 
 
-def _is_failure(sample: dict[str, Any]) -> bool:
-    if sample["error"]:
+def _is_failure(sample: SampleRow) -> bool:
+    if sample.error:
         return True
     return any(
-        value is not None and value < 1.0
-        for name, value in sample["metrics"].items()
-        if name in CALL_METRICS
+        m.value is not None and m.value < 1.0 for m in sample.metrics if m.metric in CALL_METRICS
     )
 
 
-def _failure(sample: dict[str, Any]) -> dict[str, Any]:
+def _failure(sample: SampleRow) -> dict[str, Any]:
     """One failing sample for the failures view: what was asked, expected, predicted, wrong."""
     details: dict[str, Any] = {}
     for name in (VALUE_METRIC, *CALL_METRICS):
-        details = sample["details"].get(name) or {}
+        details = sample.details.get(name) or {}
         if details:
             break
-    trace = sample.get("trace") or {}
+    trace = sample.trace()
+    metadata = trace.metadata if trace is not None else {}
     expected = details.get("expected")
-    if expected is None:
-        expected = (trace.get("task") or {}).get("expected_calls")
+    if expected is None and trace is not None and trace.task.expected_calls is not None:
+        expected = [call.model_dump(mode="json") for call in trace.task.expected_calls]
     error = ", ".join(str(e) for e in details.get("errors") or [])
     notes = [
         str(note)
         for note in (
             details.get("run_error"),
             details.get("bfcl_error"),
-            (trace.get("metadata") or {}).get("parse_error"),
-            sample["error"],
+            metadata.get("parse_error"),
+            sample.error,
         )
         if note
     ]
     if notes:
         error = f"{error} ({'; '.join(notes)})" if error else "; ".join(notes)
     return {
-        "id": sample["trace_id"],
+        "id": sample.trace_id,
         "query": _query(trace),
         "expected": _calls_text(expected, expected=True),
         "predicted": _calls_text(details.get("predicted")),
         "error": error or "-",
         "error_type": details.get("error_type"),
-        "raw_output": details.get("raw_output", (trace.get("metadata") or {}).get("raw_output")),
+        "raw_output": details.get("raw_output", metadata.get("raw_output")),
     }
 
 
