@@ -856,162 +856,62 @@ class _Group:
         )
 
 
-def _steps(group: _Group, unmapped: Counter[str], notes: dict[str, Any]) -> list[Step]:
-    """The group's steps ordered by start time; the span tree kept in ``id``/``parent_id``."""
-    drafts: list[_Draft] = []
+class _StepBuilder:
+    """The steps of one group, in one pass over its spans by start time.
 
-    def add(span: _Span, time_ns: int | None, *, rank: int = 0, **fields: Any) -> None:
-        depth = group.depth(span)
-        drafts.append(_Draft(time_ns if time_ns is not None else 0, depth, rank, fields))
+    Each span becomes steps by its GenAI operation (agent, tool, LLM or plan). What a span
+    means can depend on the spans before it, and that state lives here: the last agent of
+    each scope (to see a handoff), a transfer tool's handoff (not to record it twice) and the
+    tool calls requested in messages (for the results answering them later).
 
-    # without tool spans, the calls the model asked for are the only record of the trajectory
-    calls_from_messages = not any(op == "execute_tool" for op in group.ops.values())
-    open_calls: dict[str, dict[str, Any]] = {}  # call id -> the tool_call step's fields
+    Args:
+        group: the spans.
+        unmapped: counts the spans of operations that make no step.
+        notes: counts and values that go in the Trace's metadata.
+    """
 
-    last_in_scope: dict[str | None, str] = {}  # enclosing agent span id -> last agent there
-    transferred: tuple[str | None, str] | None = None
-    for span in group.spans:
-        op = group.ops[span.span_id]
-        agent = group.agent_of(span)
+    def __init__(self, group: _Group, unmapped: Counter[str], notes: dict[str, Any]) -> None:
+        self._group = group
+        self._unmapped = unmapped
+        self._notes = notes
+        self._drafts: list[_Draft] = []
+        # without tool spans, the calls the model asked for are the only record of the trajectory
+        self._calls_from_messages = not any(op == "execute_tool" for op in group.ops.values())
+        self._open_calls: dict[str, tuple[str | None, str]] = {}  # call id -> (agent, step id)
+        self._last_in_scope: dict[str | None, str] = {}  # enclosing agent span id -> last agent
+        self._transferred: tuple[str | None, str] | None = None
+
+    def steps(self) -> list[Step]:
+        """The group's steps ordered by start time; the span tree kept in ``id``/``parent_id``."""
+        for span in self._group.spans:
+            self._span(span)
+        self._drafts.sort(key=lambda d: (d.time_ns, d.depth, d.rank))  # stable: creation order last
+        return [Step(index=i, **d.fields) for i, d in enumerate(self._drafts)]
+
+    def _add(self, span: _Span, time_ns: int | None, *, rank: int = 0, **fields: Any) -> None:
+        depth = self._group.depth(span)
+        self._drafts.append(_Draft(time_ns if time_ns is not None else 0, depth, rank, fields))
+
+    def _count(self, note: str, n: int) -> None:
+        self._notes[note] = self._notes.get(note, 0) + n
+
+    def _span(self, span: _Span) -> None:
+        """The steps of one span, by its operation."""
+        op = self._group.ops[span.span_id]
+        agent = self._group.agent_of(span)
         common: dict[str, Any] = {
             "agent": agent,
             "parent_id": span.parent_id,
             "started_at": _datetime(span.start_ns),
         }
         if op in _AGENT_OPS:
-            # control passes from the previous agent of the same scope, else from the enclosing
-            # agent (a workflow orchestrates: it hands nothing off itself)
-            name = _agent_name(span)
-            enclosing = group.agent_span(span)
-            scope = enclosing.span_id if enclosing is not None else None
-            giver = last_in_scope.get(scope)
-            if (
-                giver is None
-                and enclosing is not None
-                and group.ops[enclosing.span_id] == "invoke_agent"
-            ):
-                giver = agent
-            last_in_scope[scope] = name
-            if giver is not None and giver != name:
-                if transferred == (giver, _normalised(name)):
-                    transferred = None  # the transfer tool already recorded this handoff
-                else:
-                    first_user = [m.text for m in _input_messages(span) if m.role == "user"]
-                    add(
-                        span,
-                        span.start_ns,
-                        **{**common, "agent": giver},
-                        kind=StepKind.handoff,
-                        id=span.span_id,
-                        recipient=name,
-                        message_type=MessageType.handoff,
-                        content=first_user[0] if first_user else None,
-                    )
+            self._handoff_to(span, agent, common)
         elif op == "execute_tool":
-            tool = _tool_name(span)
-            arguments, raw_arguments = _tool_arguments(span)
-            if raw_arguments is not None:
-                notes.setdefault("unparsed_tool_arguments", []).append(
-                    {"span_id": span.span_id, "value": raw_arguments}
-                )
-            call_id = _first(span.attributes, "gen_ai.tool.call.id", "tool_call.id")[1]
-            call = ToolCall(
-                id=str(call_id) if call_id is not None else None, name=tool, arguments=arguments
-            )
-            add(
-                span,
-                span.start_ns,
-                **common,
-                kind=StepKind.tool_call,
-                id=span.span_id,
-                tool_call=call,
-                duration_s=span.duration_s,
-            )
-            result, error = _tool_result(span), span.error
-            if result is not None or error is not None:
-                add(
-                    span,
-                    span.end_ns if span.end_ns is not None else span.start_ns,
-                    **{**common, "parent_id": span.span_id, "started_at": _datetime(span.end_ns)},
-                    kind=StepKind.tool_result,
-                    id=f"{span.span_id}:result",
-                    result=result,
-                    error=error,
-                )
-            target = _transfer_target(tool)
-            if target is not None and not group.has_agent_below(span):
-                later = (
-                    s
-                    for s in group.spans
-                    if group.is_agent(s)
-                    and (s.start_ns or 0) >= (span.start_ns or 0)
-                    and _normalised(_agent_name(s)) == target
-                )
-                recipient = next((_agent_name(s) for s in later), target)
-                add(
-                    span,
-                    span.start_ns,
-                    **{**common, "parent_id": span.span_id},
-                    kind=StepKind.handoff,
-                    id=f"{span.span_id}:handoff",
-                    recipient=recipient,
-                    message_type=MessageType.handoff,
-                )
-                transferred = (agent, _normalised(recipient))
+            self._tool_steps(span, agent, common)
         elif op in _LLM_OPS:
-            outputs = _output_messages(span)
-            add(
-                span,
-                span.start_ns,
-                **common,
-                kind=StepKind.llm,
-                id=span.span_id,
-                content=_assistant_text(outputs),
-                duration_s=span.duration_s,
-                usage=_usage(span.attributes),
-                error=span.error,
-            )
-            requested = [c for m in outputs for c in m.tool_calls]
-            if calls_from_messages:
-                answered = [r for m in _input_messages(span) for r in m.responses]
-                for call_id, result in answered:
-                    if call_id in open_calls:
-                        call_fields = open_calls.pop(call_id)
-                        add(
-                            span,
-                            span.start_ns,
-                            rank=-1,  # known before this call started
-                            **{
-                                **common,
-                                "agent": call_fields["agent"],
-                                "parent_id": call_fields["id"],
-                            },
-                            kind=StepKind.tool_result,
-                            id=f"{call_fields['id']}:result",
-                            result=result,
-                        )
-                for k, call in enumerate(requested):
-                    fields = {
-                        **common,
-                        "parent_id": span.span_id,
-                        "started_at": _datetime(span.end_ns),
-                        "kind": StepKind.tool_call,
-                        "id": f"{span.span_id}:call{k}",
-                        "tool_call": call,
-                    }
-                    add(span, span.end_ns, rank=1, **fields)
-                    if call.id is not None:
-                        open_calls[call.id] = fields
-                if requested:
-                    notes["tool_calls_from_messages"] = notes.get(
-                        "tool_calls_from_messages", 0
-                    ) + len(requested)
-            elif requested:
-                notes["tool_calls_in_messages"] = notes.get("tool_calls_in_messages", 0) + len(
-                    requested
-                )
+            self._llm_steps(span, agent, common)
         elif op == "plan":
-            add(
+            self._add(
                 span,
                 span.start_ns,
                 **common,
@@ -1022,9 +922,159 @@ def _steps(group: _Group, unmapped: Counter[str], notes: dict[str, Any]) -> list
                 error=span.error,
             )
         else:
-            unmapped[op or span.name] += 1
-    drafts.sort(key=lambda d: (d.time_ns, d.depth, d.rank))  # stable: creation order last
-    return [Step(index=i, **d.fields) for i, d in enumerate(drafts)]
+            self._unmapped[op or span.name] += 1
+
+    def _handoff_to(self, span: _Span, agent: str | None, common: dict[str, Any]) -> None:
+        """An agent span: a handoff step when control passes to it from another agent."""
+        # control passes from the previous agent of the same scope, else from the enclosing
+        # agent (a workflow orchestrates: it hands nothing off itself)
+        name = _agent_name(span)
+        enclosing = self._group.agent_span(span)
+        scope = enclosing.span_id if enclosing is not None else None
+        giver = self._last_in_scope.get(scope)
+        if (
+            giver is None
+            and enclosing is not None
+            and self._group.ops[enclosing.span_id] == "invoke_agent"
+        ):
+            giver = agent
+        self._last_in_scope[scope] = name
+        if giver is None or giver == name:
+            return
+        if self._transferred == (giver, _normalised(name)):
+            self._transferred = None  # the transfer tool already recorded this handoff
+            return
+        first_user = [m.text for m in _input_messages(span) if m.role == "user"]
+        self._add(
+            span,
+            span.start_ns,
+            **{**common, "agent": giver},
+            kind=StepKind.handoff,
+            id=span.span_id,
+            recipient=name,
+            message_type=MessageType.handoff,
+            content=first_user[0] if first_user else None,
+        )
+
+    def _tool_steps(self, span: _Span, agent: str | None, common: dict[str, Any]) -> None:
+        """A tool span: its call, its result or error, and the handoff of a transfer tool."""
+        call = self._tool_call(span)
+        self._add(
+            span,
+            span.start_ns,
+            **common,
+            kind=StepKind.tool_call,
+            id=span.span_id,
+            tool_call=call,
+            duration_s=span.duration_s,
+        )
+        result, error = _tool_result(span), span.error
+        if result is not None or error is not None:
+            self._add(
+                span,
+                span.end_ns if span.end_ns is not None else span.start_ns,
+                **{**common, "parent_id": span.span_id, "started_at": _datetime(span.end_ns)},
+                kind=StepKind.tool_result,
+                id=f"{span.span_id}:result",
+                result=result,
+                error=error,
+            )
+        self._transfer_handoff(span, call.name, agent, common)
+
+    def _tool_call(self, span: _Span) -> ToolCall:
+        """The call a tool span made; arguments that are not a JSON object go in the notes."""
+        arguments, raw_arguments = _tool_arguments(span)
+        if raw_arguments is not None:
+            self._notes.setdefault("unparsed_tool_arguments", []).append(
+                {"span_id": span.span_id, "value": raw_arguments}
+            )
+        call_id = _first(span.attributes, "gen_ai.tool.call.id", "tool_call.id")[1]
+        return ToolCall(
+            id=str(call_id) if call_id is not None else None,
+            name=_tool_name(span),
+            arguments=arguments,
+        )
+
+    def _transfer_handoff(
+        self, span: _Span, tool: str, agent: str | None, common: dict[str, Any]
+    ) -> None:
+        """The handoff a ``transfer_to_X`` tool makes, unless an agent span below it records
+        the handoff itself."""
+        target = _transfer_target(tool)
+        if target is None or self._group.has_agent_below(span):
+            return
+        later = (
+            s
+            for s in self._group.spans
+            if self._group.is_agent(s)
+            and (s.start_ns or 0) >= (span.start_ns or 0)
+            and _normalised(_agent_name(s)) == target
+        )
+        recipient = next((_agent_name(s) for s in later), target)
+        self._add(
+            span,
+            span.start_ns,
+            **{**common, "parent_id": span.span_id},
+            kind=StepKind.handoff,
+            id=f"{span.span_id}:handoff",
+            recipient=recipient,
+            message_type=MessageType.handoff,
+        )
+        self._transferred = (agent, _normalised(recipient))
+
+    def _llm_steps(self, span: _Span, agent: str | None, common: dict[str, Any]) -> None:
+        """An LLM span: its step with usage, and the tool calls its messages carry."""
+        outputs = _output_messages(span)
+        self._add(
+            span,
+            span.start_ns,
+            **common,
+            kind=StepKind.llm,
+            id=span.span_id,
+            content=_assistant_text(outputs),
+            duration_s=span.duration_s,
+            usage=_usage(span.attributes),
+            error=span.error,
+        )
+        requested = [c for m in outputs for c in m.tool_calls]
+        if self._calls_from_messages:
+            self._message_tool_steps(span, requested, agent, common)
+        elif requested:
+            self._count("tool_calls_in_messages", len(requested))
+
+    def _message_tool_steps(
+        self, span: _Span, requested: list[ToolCall], agent: str | None, common: dict[str, Any]
+    ) -> None:
+        """Tool steps read from an LLM span's messages (for a trace without tool spans): the
+        results its input answers to calls requested earlier, and the calls it requests."""
+        for call_id, result in [r for m in _input_messages(span) for r in m.responses]:
+            if call_id not in self._open_calls:
+                continue
+            caller, call_step = self._open_calls.pop(call_id)
+            self._add(
+                span,
+                span.start_ns,
+                rank=-1,  # known before this call started
+                **{**common, "agent": caller, "parent_id": call_step},
+                kind=StepKind.tool_result,
+                id=f"{call_step}:result",
+                result=result,
+            )
+        for k, call in enumerate(requested):
+            step_id = f"{span.span_id}:call{k}"
+            self._add(
+                span,
+                span.end_ns,
+                rank=1,
+                **{**common, "parent_id": span.span_id, "started_at": _datetime(span.end_ns)},
+                kind=StepKind.tool_call,
+                id=step_id,
+                tool_call=call,
+            )
+            if call.id is not None:
+                self._open_calls[call.id] = (agent, step_id)
+        if requested:
+            self._count("tool_calls_from_messages", len(requested))
 
 
 def _root(group: _Group) -> tuple[_Span, list[_Span]]:
@@ -1078,7 +1128,7 @@ def _build_trace(
 ) -> Trace:
     group = _Group(spans)
     unmapped: Counter[str] = Counter()
-    steps = _steps(group, unmapped, notes)
+    steps = _StepBuilder(group, unmapped, notes).steps()
     root, top_agents = _root(group)
 
     first_input = next(
