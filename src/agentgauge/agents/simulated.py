@@ -186,6 +186,114 @@ def _readings(visible: str) -> list[_Reading]:
     ]
 
 
+@dataclass
+class _Budget:
+    """The steps of one run: an action is taken only while it leaves one for the answer."""
+
+    max_steps: int
+    used: int = 0
+
+    def take(self, cost: int) -> bool:
+        """Spend ``cost`` steps when they are affordable; whether they were."""
+        if self.used + cost > self.max_steps - 1:
+            return False
+        self.used += cost
+        return True
+
+
+@dataclass(frozen=True)
+class _Slips:
+    """The seeded draws of one run (fixed by seed and task: common random numbers)."""
+
+    value_draws: list[float]
+    errors: list[int]
+    aside_draw: float
+    q: float
+
+    @classmethod
+    def draw(cls, seed: int | None, task_id: str, temperature: float) -> _Slips:
+        rng = random.Random(f"{seed or 0}:{task_id}")
+        value_draws = [rng.random() for _ in range(8)]
+        errors = [rng.randint(1, 9) for _ in range(8)]
+        return cls(value_draws, errors, rng.random(), slip_probability(temperature))
+
+
+def _read(
+    document: str, context_length: int, budget: _Budget, recorder: Recorder
+) -> list[_Reading]:
+    """Behaviour 2: the readings stated within the first ``context_length`` characters."""
+    if not budget.take(1):
+        return []
+    visible = document[:context_length]
+    found = _readings(visible)
+    names = ", ".join(r.name for r in found) or "none"
+    summary = " ".join(visible.split()[:_SUMMARY_WORDS])
+    recorder.llm(
+        f"Read {len(visible)} characters of the document. Readings found: {names}. "
+        f"Notes: {summary}",
+        duration_s=len(visible) / _CHARS_PER_SECOND,
+    )
+    return found
+
+
+def _use_tools(
+    found: list[_Reading], threshold: float, budget: _Budget, recorder: Recorder
+) -> dict[str, int]:
+    """Behaviour 3: the exact values of the complex readings the budget affords a call for."""
+    values: dict[str, int] = {}
+    for reading in found:
+        if reading.complexity < threshold or not budget.take(2):
+            continue
+        call_id = recorder.tool_call(
+            calculate.name,
+            {"a": reading.a, "b": reading.b, "op": reading.op},
+            duration_s=_CALL_S,
+        )
+        values[reading.name] = _apply_op(reading.a, reading.op, reading.b)
+        recorder.tool_result(call_id, values[reading.name], duration_s=_RESULT_S)
+    return values
+
+
+def _reason(found: list[_Reading], depth: int, budget: _Budget, recorder: Recorder) -> float:
+    """Behaviour 4: up to ``depth`` reasoning steps; the skill they give."""
+    steps_reasoned = 0
+    for i in range(depth):
+        if not budget.take(1):
+            break
+        subject = " and ".join(r.name.replace("_", " ") for r in found) or "the document"
+        recorder.reasoning(
+            f"{_CONNECTORS[i % len(_CONNECTORS)]}, compute reading {subject}.",
+            duration_s=_REASON_S,
+        )
+        steps_reasoned += 1
+    return 0.1 * steps_reasoned + 1e-9
+
+
+def _answers(
+    found: list[_Reading],
+    values: dict[str, int],
+    threshold: float,
+    skill: float,
+    slips: _Slips,
+) -> dict[str, JSON]:
+    """Behaviours 4 and 5: the tools' values, the mental ones, and the temperature's slips."""
+    answers: dict[str, JSON] = {}
+    errors, draws = slips.errors, slips.value_draws
+    for j, reading in enumerate(found):
+        if reading.name in values:
+            value = values[reading.name]
+        elif reading.complexity < threshold:
+            value = _apply_op(reading.a, reading.op, reading.b)
+            if reading.complexity > skill:
+                value += errors[j % len(errors)]
+        else:
+            continue  # needed the tool, but the step budget ran out
+        if draws[j % len(draws)] < slips.q:
+            value += errors[(j + 3) % len(errors)]
+        answers[reading.name] = value
+    return answers
+
+
 class SimulatedAgent:
     """The SIMULATED agent (see the module docstring for its exact behaviour)."""
 
@@ -210,74 +318,19 @@ class SimulatedAgent:
         """
         context_length = int(_number(params, "context_length"))
         temperature = _number(params, "temperature")
-        max_steps = int(_number(params, "max_steps"))
+        budget = _Budget(int(_number(params, "max_steps")))
         threshold = _number(params, "tool_usage_threshold")
         depth = int(_number(params, "reasoning_depth"))
         document = str(task.input.get("document", "")) if isinstance(task.input, dict) else ""
+        slips = _Slips.draw(recorder.seed, task.id, temperature)
 
-        rng = random.Random(f"{recorder.seed or 0}:{task.id}")
-        value_draws = [rng.random() for _ in range(8)]
-        errors = [rng.randint(1, 9) for _ in range(8)]
-        aside_draw = rng.random()
-        q = slip_probability(temperature)
-
-        used = 0
-
-        def affordable(cost: int) -> bool:
-            return used + cost <= max_steps - 1
-
-        found: list[_Reading] = []
-        if affordable(1):
-            visible = document[:context_length]
-            found = _readings(visible)
-            names = ", ".join(r.name for r in found) or "none"
-            summary = " ".join(visible.split()[:_SUMMARY_WORDS])
-            recorder.llm(
-                f"Read {len(visible)} characters of the document. Readings found: {names}. "
-                f"Notes: {summary}",
-                duration_s=len(visible) / _CHARS_PER_SECOND,
-            )
-            used += 1
-        values: dict[str, int] = {}
-        for reading in found:
-            if reading.complexity < threshold or not affordable(2):
-                continue
-            call_id = recorder.tool_call(
-                calculate.name,
-                {"a": reading.a, "b": reading.b, "op": reading.op},
-                duration_s=_CALL_S,
-            )
-            values[reading.name] = _apply_op(reading.a, reading.op, reading.b)
-            recorder.tool_result(call_id, values[reading.name], duration_s=_RESULT_S)
-            used += 2
-        steps_reasoned = 0
-        for i in range(depth):
-            if not affordable(1):
-                break
-            subject = " and ".join(r.name.replace("_", " ") for r in found) or "the document"
-            recorder.reasoning(
-                f"{_CONNECTORS[i % len(_CONNECTORS)]}, compute reading {subject}.",
-                duration_s=_REASON_S,
-            )
-            used += 1
-            steps_reasoned += 1
-        skill = 0.1 * steps_reasoned + 1e-9
-        answers: dict[str, JSON] = {}
-        for j, reading in enumerate(found):
-            if reading.name in values:
-                value = values[reading.name]
-            elif reading.complexity < threshold:
-                value = _apply_op(reading.a, reading.op, reading.b)
-                if reading.complexity > skill:
-                    value += errors[j % len(errors)]
-            else:
-                continue  # needed the tool, but the step budget ran out
-            if value_draws[j % len(value_draws)] < q:
-                value += errors[(j + 3) % len(errors)]
-            answers[reading.name] = value
+        found = _read(document, context_length, budget, recorder)
+        values = _use_tools(found, threshold, budget, recorder)
+        skill = _reason(found, depth, budget, recorder)
+        answers = _answers(found, values, threshold, skill, slips)
         parts = [f"{name.replace('_', ' ')} is {value}" for name, value in answers.items()]
         text = ("The readings: " + "; ".join(parts) + ".") if parts else "No reading was found."
-        if aside_draw < q:
+        if slips.aside_draw < slips.q:
             text += " However, the weather was lovely, although nobody asked."
         recorder.llm(text, duration_s=_ANSWER_S)
         return answers
