@@ -29,6 +29,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from agentgauge.errors import AgentgaugeError
 from agentgauge.io.jsonl import error_message
 from agentgauge.judges.settings import JudgeSettings
 from agentgauge.metrics.base import (
@@ -46,7 +47,7 @@ from agentgauge.scoring import Thresholds
 __all__ = ["BUILTIN_SUITES", "Suite", "SuiteError", "load_suite"]
 
 
-class SuiteError(ValueError):
+class SuiteError(AgentgaugeError, ValueError):
     """A suite that cannot be loaded: unknown suite, key, metric, weight or option."""
 
 

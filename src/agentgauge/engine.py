@@ -30,6 +30,7 @@ from rich.progress import (
 )
 
 from agentgauge.config import Suite
+from agentgauge.errors import AgentgaugeError
 from agentgauge.io.jsonl import RawLine, ReadError, iter_raw_lines, parse_line
 from agentgauge.metrics.base import Metric, MetricResult, score_many
 from agentgauge.model import Trace
@@ -133,7 +134,7 @@ def score_traces(
     return samples
 
 
-class EngineError(RuntimeError):
+class EngineError(AgentgaugeError, RuntimeError):
     """An evaluation that could not go on (e.g. a worker process died)."""
 
 

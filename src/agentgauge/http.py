@@ -33,6 +33,7 @@ import httpx2
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from agentgauge._redact import redact_error
+from agentgauge.errors import AgentgaugeError
 from agentgauge.model import Usage
 
 __all__ = [
@@ -57,7 +58,7 @@ _BODY_EXCERPT = 300
 _sleep = asyncio.sleep  # module-level so that tests can record the waits instead of waiting
 
 
-class TransientError(Exception):
+class TransientError(AgentgaugeError):
     """A failure worth retrying (429, 5xx, a dropped connection).
 
     A Python-callable model raises it to ask for a retry.
@@ -72,11 +73,11 @@ class TransientError(Exception):
         self.retry_after_s = retry_after_s
 
 
-class ResponseError(Exception):
+class ResponseError(AgentgaugeError):
     """A response that cannot be used and that retrying will not fix (4xx, malformed body)."""
 
 
-class RequestFailed(Exception):
+class RequestFailed(AgentgaugeError):
     """A request that failed on its last attempt.
 
     Args:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from agentgauge._redact import redact_secrets
+from agentgauge.errors import AgentgaugeError
 from agentgauge.io.jsonl import ReadError
 from agentgauge.model import Trace
 from agentgauge.scoring import Thresholds
@@ -116,7 +117,7 @@ _MIGRATIONS: dict[int, str] = {
 }
 
 
-class StoreError(RuntimeError):
+class StoreError(AgentgaugeError, RuntimeError):
     """A store that cannot be opened or a run that does not exist."""
 
 

@@ -50,6 +50,7 @@ import httpx2
 from pydantic import ValidationError
 
 from agentgauge.agents.protocol import Recorder, Tool, agent_name, tool
+from agentgauge.errors import AgentgaugeError
 from agentgauge.http import (
     ChatEndpoint,
     RequestFailed,
@@ -74,7 +75,7 @@ _REASON_PROMPT = (
 )
 
 
-class ChatError(RuntimeError):
+class ChatError(AgentgaugeError, RuntimeError):
     """The endpoint answered with an error or an unreadable response."""
 
 

@@ -47,6 +47,7 @@ from typing import Any, ParamSpec, Protocol, TypeVar, cast, runtime_checkable
 from pydantic import BaseModel, ConfigDict, create_model
 from pydantic_core import to_jsonable_python
 
+from agentgauge.errors import AgentgaugeError
 from agentgauge.io.jsonl import ReadError, iter_raw_lines, validate_line
 from agentgauge.model import JSON, Step, StepKind, Task, ToolCall, ToolSpec, Trace, Usage
 
@@ -559,7 +560,7 @@ def run_agents(
         return list(pool.map(_one_sync, runs))
 
 
-class AgentLoadError(ValueError):
+class AgentLoadError(AgentgaugeError, ValueError):
     """An ``--agent module:factory`` reference that cannot be loaded."""
 
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from typing import Any, Protocol, cast, runtime_checkable
 
+from agentgauge.errors import AgentgaugeError
 from agentgauge.model import Trace
 
 __all__ = [
@@ -94,14 +95,14 @@ class BatchMetric(Metric, Protocol):
     def score_batch(self, traces: Sequence[Trace]) -> list[MetricResult]: ...
 
 
-class UnknownMetricError(KeyError):
+class UnknownMetricError(AgentgaugeError, KeyError):
     """Raised for a metric name that is not registered."""
 
     def __str__(self) -> str:
         return str(self.args[0])
 
 
-class MetricOptionError(ValueError):
+class MetricOptionError(AgentgaugeError, ValueError):
     """Raised for an option a metric does not take, or a value it refuses."""
 
 

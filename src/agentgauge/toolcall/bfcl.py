@@ -33,6 +33,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
+from agentgauge.errors import AgentgaugeError
 from agentgauge.model import ExpectedCall, ToolCall, ToolSpec
 
 __all__ = [
@@ -58,7 +59,7 @@ _NESTED_TYPES = ("array", "tuple")
 _STANDARDIZE = re.compile(r"[ ,./\-_*^]")
 
 
-class BfclUnsupported(ValueError):
+class BfclUnsupported(AgentgaugeError, ValueError):
     """Input on which BFCL's own checker raises instead of giving a verdict."""
 
 

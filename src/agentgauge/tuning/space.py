@@ -36,6 +36,7 @@ import numpy as np
 from numpy.typing import NDArray
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from agentgauge.errors import AgentgaugeError
 from agentgauge.io.jsonl import error_message
 from agentgauge.model import JSON
 
@@ -48,7 +49,7 @@ __all__ = [
 ]
 
 
-class ParameterError(ValueError):
+class ParameterError(AgentgaugeError, ValueError):
     """A parameter value or definition that is not valid (the message names it)."""
 
 
