@@ -9,6 +9,7 @@ sample and metric, and the run goes on.
 
 from __future__ import annotations
 
+import itertools
 import multiprocessing as mp
 import os
 import signal
@@ -31,13 +32,22 @@ from rich.progress import (
 
 from agentgauge.config import Suite
 from agentgauge.errors import AgentgaugeError
-from agentgauge.io.jsonl import RawLine, ReadError, iter_raw_lines, parse_line
+from agentgauge.io.jsonl import RawLine, ReadError, count_lines, iter_raw_lines, parse_line
 from agentgauge.metrics.base import Metric, MetricResult, score_many
 from agentgauge.model import Trace
 from agentgauge.scoring import band, composite, recommendation
 from agentgauge.store import MetricRow, SampleRow, Store
 
-__all__ = ["EngineError", "SampleScore", "evaluate", "iter_sources", "score_traces"]
+__all__ = [
+    "EngineError",
+    "FileRun",
+    "SampleScore",
+    "evaluate",
+    "evaluate_files",
+    "iter_sources",
+    "resume_file_run",
+    "score_traces",
+]
 
 Item = Trace | ReadError | RawLine
 
@@ -135,7 +145,8 @@ def score_traces(
 
 
 class EngineError(AgentgaugeError, RuntimeError):
-    """An evaluation that could not go on (e.g. a worker process died)."""
+    """An evaluation that could not go on or be resumed (a worker process died, a file of
+    the run is gone)."""
 
 
 def iter_sources(paths: Iterable[str | Path]) -> Iterator[RawLine | ReadError]:
@@ -460,3 +471,102 @@ class _RayRunner:
     def close(self, wait: bool = True) -> None:
         if self._started_here:
             self._ray.shutdown()
+
+
+@dataclass(frozen=True)
+class FileRun:
+    """An evaluation of trace files: the suite, the files and the format they are in.
+
+    Args:
+        suite: what to compute and how to combine it.
+        sources: the trace files, read in this order.
+        trace_format: ``native`` JSONL or another key of
+            :data:`~agentgauge.io.importers.IMPORTERS`.
+        resume_id: the run this evaluation continues; None starts a new run.
+    """
+
+    suite: Suite
+    sources: list[Path]
+    trace_format: str = "native"
+    resume_id: str | None = None
+
+
+def resume_file_run(store: Store, run_id: str, paths: Sequence[Path] = ()) -> FileRun:
+    """What an interrupted ``evaluate`` run read, so that it continues where it stopped: its
+    suite, its files and their format, as recorded with the run.
+
+    Args:
+        store: the store holding the run.
+        run_id: the run's id, or a unique prefix of it.
+        paths: the files to read when the run recorded none.
+
+    Raises:
+        StoreError: no such run.
+        EngineError: a run made by another command, or one of its files is gone.
+    """
+    run = store.get_run(run_id)
+    if run.kind != "evaluate":
+        raise EngineError(
+            f"run {run.id} is a {run.kind} run: resume it with the command that made it "
+            "(evaluate resumes evaluate runs)"
+        )
+    sources = [Path(s) for s in run.sources] or list(paths)
+    gone = [p for p in sources if not p.is_file()]
+    if gone:
+        raise EngineError(f"no such file: {gone[0]} (a source of run {run.id})")
+    suite = Suite.model_validate(run.suite_config)
+    return FileRun(suite, sources, run.config.get("format", "native"), resume_id=run.id)
+
+
+def evaluate_files(
+    run: FileRun,
+    *,
+    store: Store,
+    jobs: int | None = None,
+    progress: bool = True,
+    batch_size: int = 128,
+    executor: str = "local",
+    ray_address: str | None = None,
+) -> str:
+    """Score trace files with :func:`evaluate`, starting a run or continuing one.
+
+    Native JSONL is handed to the workers line by line (parsed there); other formats go
+    through their importer.
+
+    Args:
+        run: the suite, the files, their format and the run to continue, if any.
+        store: where the run goes.
+        jobs: worker processes (default: cores).
+        progress: show a progress bar (native files are counted first, for its total).
+        batch_size: traces per batch.
+        executor: ``local`` or ``ray``.
+        ray_address: the Ray cluster to join; a local one is started when None.
+
+    Returns:
+        The run id.
+    """
+    # imported here: the workers import this module, and need no importer
+    from agentgauge.io.importers import get_importer
+
+    items: Iterable[Item]
+    if run.trace_format == "native":
+        items = iter_sources(run.sources)
+        total = count_lines(run.sources) if progress else None
+    else:
+        read = get_importer(run.trace_format)
+        items, total = itertools.chain.from_iterable(read(p) for p in run.sources), None
+    return evaluate(
+        items,
+        run.suite,
+        store=store,
+        run_id=run.resume_id,
+        resume=run.resume_id is not None,
+        jobs=jobs,
+        progress=progress,
+        sources=[str(p) for p in run.sources],
+        total=total,
+        batch_size=batch_size,
+        executor=executor,
+        ray_address=ray_address,
+        extra_config={"format": run.trace_format},
+    )

@@ -1,13 +1,17 @@
-"""What every ``agentgauge`` sub-command shares: the consoles, common options, usage errors
-and the run outputs (summary, JSON, CSV, HTML, ``--fail-under``)."""
+"""What every ``agentgauge`` command shares: the consoles, common options, usage errors and
+the run outputs (summary, JSON, CSV, HTML, ``--fail-under``)."""
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, TypeVar
 
 import typer
 from rich.console import Console
+
+_N = TypeVar("_N", int, float)
 
 console = Console()
 err_console = Console(stderr=True)
@@ -36,6 +40,26 @@ def significance_level(value: float) -> float:
     return value
 
 
+def optional_number(option: str, text: str, kind: Callable[[str], _N]) -> _N | None:
+    """A number option that may be ``none`` (send no value): None for ``none``, else the
+    finite non-negative number; a usage error naming the option otherwise.
+
+    Args:
+        option: the option's name, for the message.
+        text: its value.
+        kind: ``int`` or ``float``.
+    """
+    if text.strip().lower() == "none":
+        return None
+    try:
+        value = kind(text)
+    except ValueError:
+        raise usage_error(f"{option}: {text!r} is neither a number nor 'none'") from None
+    if not math.isfinite(value) or value < 0:
+        raise usage_error(f"{option}: {text!r} is not a finite non-negative number")
+    return value
+
+
 DbOption = Annotated[Path, typer.Option("--db", help="SQLite results store.")]
 SuiteOption = Annotated[str, typer.Option("--suite", help="Built-in suite name or suite TOML.")]
 JsonOption = Annotated[
@@ -55,8 +79,31 @@ def usage_error(message: str) -> typer.Exit:
     Args:
         message: what is wrong, naming the option, file or key.
     """
-    err_console.print(f"[red]error:[/] {message}", highlight=False)
+    # one line whatever the terminal's width: a log or a grep gets the whole message
+    err_console.print(f"[red]error:[/] {message}", highlight=False, soft_wrap=True)
     return typer.Exit(2)
+
+
+def require_store(db: Path) -> None:
+    """A usage error unless the store a reading command names exists (opening it would
+    create an empty one).
+
+    Args:
+        db: the ``--db`` path.
+    """
+    if not db.exists():
+        raise usage_error(f"no store at {db}")
+
+
+def not_a_file(path: Path) -> str:
+    """The message for an input path that is not a file.
+
+    Args:
+        path: the path given.
+    """
+    if path.is_dir():
+        return f"{path} is a folder: give the trace files in it (e.g. {path}/*.jsonl)"
+    return f"no such file: {path}"
 
 
 def write_outputs(

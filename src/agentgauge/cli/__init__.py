@@ -1,0 +1,60 @@
+"""The ``agentgauge`` command: one module per command family, each command thin (it parses its
+options, calls the library, prints).
+
+Any :class:`~agentgauge.errors.AgentgaugeError` a command lets through is reported here, in one
+place, as a one-line ``error: ...`` with exit status 2.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import typer
+from typer.core import TyperGroup
+
+from agentgauge.cli import catalog, evaluate, imports, run, runs, tuning
+from agentgauge.cli._common import usage_error
+from agentgauge.cli.review import review_app
+from agentgauge.cli.toolcall import toolcall_app
+from agentgauge.errors import AgentgaugeError
+
+__all__ = ["app", "main"]
+
+
+class _Root(TyperGroup):
+    """The root command group: an AgentgaugeError from any command becomes a usage error."""
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except AgentgaugeError as exc:
+            raise usage_error(str(exc)) from None
+
+
+app = typer.Typer(
+    name="agentgauge",
+    cls=_Root,
+    help="Evaluate LLM agents and tool-calling models.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    add_completion=False,
+)
+app.command("run")(run.run_command)
+app.command("tune")(tuning.tune_command)
+app.command("impact")(tuning.impact_command)
+app.command("evaluate")(evaluate.evaluate)
+app.command("import")(imports.import_traces)
+app.command("runs")(runs.runs)
+app.command("show")(runs.show)
+app.command("compare")(runs.compare)
+app.command("passk")(runs.passk)
+app.command("metrics")(catalog.metrics)
+app.command("schema")(catalog.schema)
+app.add_typer(toolcall_app, name="toolcall")
+app.add_typer(review_app, name="review")
+
+
+def main() -> None:
+    """The console script (``agentgauge``) and ``python -m agentgauge``."""
+    app()

@@ -1,0 +1,121 @@
+"""``agentgauge evaluate``: score trace files with a suite, or continue an interrupted run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from agentgauge.cli._common import (
+    CsvOption,
+    DbOption,
+    HtmlOption,
+    JsonOption,
+    err_console,
+    not_a_file,
+    score_level,
+    usage_error,
+    write_outputs,
+)
+
+if TYPE_CHECKING:
+    from agentgauge.store import Store
+
+
+def _say_how_to_resume(store: Store, resume: str | None, db: Path) -> None:
+    running = [r for r in store.list_runs(5) if r.status == "running"]
+    run = store.get_run(resume) if resume else (running[0] if running else None)
+    if run is not None:
+        err_console.print(
+            f"interrupted: run {run.id} keeps its {run.n_samples} scored samples; continue it "
+            f"with: agentgauge evaluate --resume {run.id} --db {db}",
+            highlight=False,
+        )
+
+
+def _check_options(paths: list[Path], resume: str | None, executor: str, trace_format: str) -> None:
+    from agentgauge.io.importers import IMPORTERS
+
+    if executor not in ("local", "ray"):
+        raise usage_error(f"--executor must be 'local' or 'ray', not {executor!r}")
+    if trace_format not in IMPORTERS:
+        raise usage_error(f"--format must be one of {', '.join(IMPORTERS)}, not {trace_format!r}")
+    if not paths and not resume:
+        raise usage_error("give at least one trace file (or --resume RUN_ID)")
+    missing = [p for p in paths if not p.is_file()]
+    if missing:
+        raise usage_error(not_a_file(missing[0]))
+
+
+def evaluate(
+    paths: Annotated[
+        list[Path] | None,
+        typer.Argument(
+            help="JSONL trace files (.jsonl or .jsonl.gz); with --resume, the run's own files."
+        ),
+    ] = None,
+    suite: Annotated[
+        str, typer.Option(help="Built-in suite name or suite TOML file.")
+    ] = "behavior",
+    db: DbOption = Path("agentgauge.db"),
+    jobs: Annotated[
+        int | None, typer.Option(min=1, help="Worker processes (default: cores).")
+    ] = None,
+    json_out: JsonOption = None,
+    csv_out: CsvOption = None,
+    html_out: HtmlOption = None,
+    resume: Annotated[str | None, typer.Option(help="Continue the run with this id.")] = None,
+    fail_under: Annotated[
+        float | None,
+        typer.Option(callback=score_level, help="Exit 1 if the mean composite is below this."),
+    ] = None,
+    batch_size: Annotated[int, typer.Option(min=1, help="Traces per batch.")] = 128,
+    progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
+    executor: Annotated[str, typer.Option(help="'local' (processes) or 'ray'.")] = "local",
+    ray_address: Annotated[
+        str | None, typer.Option(help="Ray cluster address (default: start a local one).")
+    ] = None,
+    trace_format: Annotated[
+        str,
+        typer.Option(
+            "--format",
+            help="Input format: 'native' JSONL, 'otel' spans or 'openai-chat' chats.",
+        ),
+    ] = "native",
+) -> None:
+    """Score trace files with a suite, store the run and report it."""
+    from agentgauge.config import load_suite
+    from agentgauge.engine import FileRun, evaluate_files, resume_file_run
+    from agentgauge.store import Store
+
+    paths = paths or []
+    _check_options(paths, resume, executor, trace_format)
+    with Store(db) as store:
+        if resume:
+            run = resume_file_run(store, resume, paths)
+        else:
+            run = FileRun(load_suite(suite), paths, trace_format)
+        try:
+            run_id = evaluate_files(
+                run,
+                store=store,
+                jobs=jobs,
+                progress=progress,
+                batch_size=batch_size,
+                executor=executor,
+                ray_address=ray_address,
+            )
+        except KeyboardInterrupt:
+            _say_how_to_resume(store, resume, db)
+            raise typer.Exit(130) from None
+        stored = store.get_run(run_id)
+    if run.trace_format == "native" and stored.n_samples == 0 and stored.n_errors > 0:
+        err_console.print(
+            "[yellow]hint:[/] no line of the input was a trace. The native format is JSONL, "
+            "one trace per line; an OpenTelemetry export (OTLP/JSON) is read with --format otel.",
+            highlight=False,
+        )
+    write_outputs(
+        db, run_id, json_out=json_out, csv_out=csv_out, html_out=html_out, fail_under=fail_under
+    )

@@ -1,0 +1,74 @@
+"""``agentgauge import``: convert other tools' traces to native JSONL."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from agentgauge.cli._common import console, err_console, not_a_file, output_file, usage_error
+
+if TYPE_CHECKING:
+    from agentgauge.io.importers import Importer
+    from agentgauge.io.jsonl import ReadError
+
+
+def _importer(
+    trace_format: str, group_by: str, task_id_attribute: str, logs: list[Path]
+) -> Importer:
+    """The importer of ``--format``, with the otel options applied."""
+    from functools import partial
+
+    from agentgauge.io.importers import IMPORTERS
+    from agentgauge.io.otel import read_otel
+
+    if trace_format != "otel":
+        return IMPORTERS[trace_format]
+    return partial(
+        read_otel,
+        group_by="trace" if group_by == "trace" else "conversation",
+        task_id_attribute=task_id_attribute,
+        log_files=logs,
+    )
+
+
+def _print_error(error: ReadError) -> None:
+    err_console.print(str(error), style="yellow", highlight=False, markup=False)
+
+
+def import_traces(
+    paths: Annotated[list[Path], typer.Argument(help="Files to import.")],
+    out: Annotated[
+        Path,
+        typer.Option(callback=output_file, help="Native JSONL to write (.jsonl or .jsonl.gz)."),
+    ],
+    trace_format: Annotated[str, typer.Option("--format", help="Input format.")] = "otel",
+    group_by: Annotated[
+        str, typer.Option(help="otel: one trace per 'trace' id or per 'conversation'.")
+    ] = "trace",
+    task_id_attribute: Annotated[
+        str, typer.Option(help="otel: the span attribute holding the task id.")
+    ] = "gen_ai.conversation.id",
+    logs: Annotated[
+        list[Path] | None, typer.Option(help="otel: OTLP logs exports in other files.")
+    ] = None,
+) -> None:
+    """Convert other tools' traces to native JSONL.
+
+    Reads OpenTelemetry GenAI and OpenInference spans (OTLP/JSON exports) and OpenAI-format
+    chats.
+    """
+    from agentgauge.io.importers import IMPORTERS, convert
+
+    if trace_format not in IMPORTERS:
+        raise usage_error(f"--format must be one of {', '.join(IMPORTERS)}, not {trace_format!r}")
+    if group_by not in ("trace", "conversation"):
+        raise usage_error(f"--group-by must be 'trace' or 'conversation', not {group_by!r}")
+    missing = [p for p in [*paths, *(logs or [])] if not p.is_file()]
+    if missing:
+        raise usage_error(not_a_file(missing[0]))
+    read = _importer(trace_format, group_by, task_id_attribute, logs or [])
+    with console.status("importing"):
+        counts = convert(paths, out, read, on_error=_print_error)
+    console.print(f"wrote {counts.traces} traces to {out}; {counts.errors} errors")

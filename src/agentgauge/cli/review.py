@@ -1,0 +1,187 @@
+"""``agentgauge review ...``: evaluate generated reviews of PeerRead papers, and the
+leave-one-out human baseline."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from agentgauge.cli._common import (
+    DbOption,
+    HtmlOption,
+    JsonOption,
+    SuiteOption,
+    console,
+    usage_error,
+    write_outputs,
+)
+
+if TYPE_CHECKING:
+    from agentgauge.review.report import ReviewReport
+
+review_app = typer.Typer(
+    help="Evaluate generated paper reviews (PeerRead).", no_args_is_help=True, rich_markup_mode=None
+)
+
+PeerReadOption = Annotated[
+    Path,
+    typer.Option("--peerread", help="PeerRead checkout or folder in its layout."),
+]
+JudgeOption = Annotated[
+    str | None,
+    typer.Option(
+        "--judge",
+        help="Judge model: a pydantic-ai model string, or the model name at --judge-url.",
+    ),
+]
+JudgeUrlOption = Annotated[
+    str | None,
+    typer.Option("--judge-url", help="OpenAI-compatible base URL of the judge model."),
+]
+TextModelOption = Annotated[
+    str | None,
+    typer.Option(
+        "--text-model",
+        help="BERTScore model (default: the suite's, else the packaged all-MiniLM-L6-v2).",
+    ),
+]
+JobsOption = Annotated[
+    int | None, typer.Option("--jobs", min=1, help="Worker processes (default: cores).")
+]
+ProgressOption = Annotated[bool, typer.Option(help="Show a progress bar.")]
+
+
+def _fmt(value: float | None) -> str:
+    return "—" if value is None else f"{value:.3f}"
+
+
+def _print_agreement(rows: Sequence[dict[str, Any]]) -> None:
+    from agentgauge.report.terminal import compact_table
+
+    table = compact_table(
+        "aspect agreement with the human reviewers (human: leave-one-out ceiling)"
+    )
+    table.add_column("aspect", no_wrap=True)
+    for column in ("n", "MAE", "rho", "human n", "human MAE", "human rho"):
+        table.add_column(column, justify="right", no_wrap=True)
+    for row in rows:
+        ours, ceiling = row["generated"], row["human_ceiling"]
+        table.add_row(
+            row["aspect"],
+            str(ours["n"]),
+            _fmt(ours["mae"]),
+            _fmt(ours["spearman"]),
+            str(ceiling["n"]),
+            _fmt(ceiling["mae"]),
+            _fmt(ceiling["spearman"]),
+        )
+    console.print(table)
+
+
+def _print_report(
+    db: Path, run_id: str, report: ReviewReport, json_out: Path | None, html_out: Path | None
+) -> None:
+    write_outputs(
+        db,
+        run_id,
+        json_out=json_out,
+        csv_out=None,
+        html_out=html_out,
+        fail_under=None,
+        extra=report.document,
+    )
+    for status in report.tiers.values():
+        style = "green" if status["present"] else "yellow"
+        console.print(f"[{style}]{status['statement']}[/]", highlight=False)
+    if report.mean_coverage is not None and report.mean_coverage < 1.0:
+        console.print(
+            f"mean coverage {report.mean_coverage:.3f}: the composite is renormalised over the "
+            "weighted metrics that were measured.",
+            highlight=False,
+        )
+    if report.agreement:
+        _print_agreement(report.agreement)
+
+
+@review_app.command("evaluate")
+def evaluate_reviews(
+    reviews: Annotated[
+        Path, typer.Option("--reviews", help="Generated reviews, one JSON object a line.")
+    ],
+    peerread: PeerReadOption,
+    judge: JudgeOption = None,
+    judge_url: JudgeUrlOption = None,
+    suite: SuiteOption = "review",
+    text_model: TextModelOption = None,
+    json_out: JsonOption = None,
+    html_out: HtmlOption = None,
+    db: DbOption = Path("agentgauge.db"),
+    jobs: JobsOption = None,
+    progress: ProgressOption = True,
+) -> None:
+    """Score generated reviews against PeerRead's human reviews.
+
+    All three tiers are measured. Each line of --reviews is {"paper_id", "review",
+    "scores"?, "duration_s"?, "trace"?}; a bad line is reported with its file, line and
+    field, and the run goes on.
+    """
+    from agentgauge.review.report import review_report
+    from agentgauge.review.runs import evaluate_reviews, review_suite
+    from agentgauge.store import Store
+
+    if not reviews.is_file():
+        raise usage_error(f"--reviews: no such file: {reviews}")
+    chosen = review_suite(
+        suite, judge=judge, judge_url=judge_url, text_model=text_model, cache_path=db
+    )
+    with Store(db) as store:
+        run = evaluate_reviews(reviews, peerread, chosen, store=store, jobs=jobs, progress=progress)
+        report = review_report(store, run)
+    _print_report(db, run.run_id, report, json_out, html_out)
+
+
+@review_app.command("baseline")
+def baseline(
+    peerread: PeerReadOption,
+    limit: Annotated[
+        int | None,
+        typer.Option("--limit", min=1, help="At most this many papers (with 2+ reviews)."),
+    ] = None,
+    judge: JudgeOption = None,
+    judge_url: JudgeUrlOption = None,
+    suite: SuiteOption = "review",
+    text_model: TextModelOption = None,
+    json_out: JsonOption = None,
+    html_out: HtmlOption = None,
+    db: DbOption = Path("agentgauge.db"),
+    jobs: JobsOption = None,
+    progress: ProgressOption = True,
+) -> None:
+    """Score the human baseline: each human review against the others.
+
+    Each human review is scored as the generated one against the other reviews of its paper
+    (leave-one-out), through the whole pipeline.
+    """
+    from agentgauge.review.report import review_report
+    from agentgauge.review.runs import human_baseline, review_suite
+    from agentgauge.store import Store
+
+    chosen = review_suite(
+        suite, judge=judge, judge_url=judge_url, text_model=text_model, cache_path=db
+    )
+    with Store(db) as store:
+        run = human_baseline(
+            peerread, chosen, store=store, limit=limit, jobs=jobs, progress=progress
+        )
+        kept = "" if limit is None else f"; --limit {limit} keeps the first {len(run.papers)}"
+        console.print(
+            f"human baseline: {len(run.traces)} held-out reviews of {len(run.papers)} papers "
+            f"({run.eligible} of the {run.papers_read} papers read have two reviews or more"
+            f"{kept})",
+            highlight=False,
+        )
+        report = review_report(store, run)
+    _print_report(db, run.run_id, report, json_out, html_out)

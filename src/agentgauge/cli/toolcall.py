@@ -1,0 +1,252 @@
+"""``agentgauge toolcall ...``: score recorded predictions, run a model, inspect failures."""
+
+from __future__ import annotations
+
+import os
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from agentgauge.cli._common import (
+    DbOption,
+    HtmlOption,
+    JsonOption,
+    console,
+    err_console,
+    optional_number,
+    output_file,
+    score_level,
+    usage_error,
+    write_outputs,
+)
+from agentgauge.cli.toolcall_failures import failures
+
+if TYPE_CHECKING:
+    from agentgauge.config import Suite
+    from agentgauge.toolcall.runs import ModelRun
+
+toolcall_app = typer.Typer(
+    help="Evaluate tool-calling models.", no_args_is_help=True, rich_markup_mode=None
+)
+
+
+class DatasetFormat(StrEnum):
+    """``--format``'s choices."""
+
+    deepfabric = "deepfabric"
+    openai = "openai"
+    bfcl = "bfcl"
+
+
+class Mode(StrEnum):
+    """``--mode``'s choices: how ``value_accuracy`` matches argument values."""
+
+    bfcl = "bfcl"
+    strict = "strict"
+    lenient = "lenient"
+
+
+DatasetOpt = Annotated[
+    Path, typer.Option("--dataset", help="Dataset file (JSONL; BFCL: its question file).")
+]
+AnswersOpt = Annotated[
+    Path | None, typer.Option("--answers", help="BFCL possible-answer file for the dataset.")
+]
+FormatOpt = Annotated[DatasetFormat, typer.Option("--format", help="Dataset format.")]
+ModeOpt = Annotated[
+    Mode | None,
+    typer.Option(
+        "--mode", help="value_accuracy mode (default: bfcl for BFCL data, strict otherwise)."
+    ),
+]
+WeightsOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--weights",
+        help="Overall weights as k=v,... (replace the defaults; unnamed metrics weigh 0).",
+    ),
+]
+JobsOpt = Annotated[int | None, typer.Option("--jobs", min=1, help="Scoring processes.")]
+FailUnderOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--fail-under", callback=score_level, help="Exit 1 if the mean overall is below this."
+    ),
+]
+ProgressOpt = Annotated[bool, typer.Option(help="Show progress bars.")]
+
+
+def _suite(fmt: DatasetFormat, mode: Mode | None, weights: str | None) -> Suite:
+    from agentgauge.toolcall.runs import default_mode, toolcall_suite
+
+    return toolcall_suite(mode.value if mode else default_mode(fmt.value), weights)
+
+
+def _report(
+    db: Path, run_id: str, json_out: Path | None, html_out: Path | None, fail_under: float | None
+) -> None:
+    from agentgauge.report.export import write_result_json
+    from agentgauge.store import Store
+    from agentgauge.toolcall.runs import add_verdict, count_unanswered
+
+    with Store(db) as store:
+        if json_out is not None:
+            write_result_json(store, run_id, json_out, sample_hook=add_verdict)
+            console.print(f"wrote {json_out}")
+        console.print(f"run id: {run_id}  (agentgauge toolcall failures {run_id} --db {db})")
+        unanswered = count_unanswered(store, run_id)
+    if unanswered:
+        console.print(
+            f"[yellow]{unanswered} samples have no answer from the model[/] (no prediction, or "
+            "a failed request): each scores 0 on every metric (error type run_error)."
+        )
+    write_outputs(db, run_id, json_out=None, csv_out=None, html_out=html_out, fail_under=fail_under)
+
+
+@toolcall_app.command()
+def score(
+    dataset: DatasetOpt,
+    predictions: Annotated[
+        Path, typer.Option("--predictions", help='Predictions JSONL: {"id", "result"} per line.')
+    ],
+    fmt: FormatOpt,
+    answers: AnswersOpt = None,
+    mode: ModeOpt = None,
+    weights: WeightsOpt = None,
+    json_out: JsonOption = None,
+    html_out: HtmlOption = None,
+    db: DbOption = Path("agentgauge.db"),
+    jobs: JobsOpt = None,
+    fail_under: FailUnderOpt = None,
+    progress: ProgressOpt = True,
+) -> None:
+    """Score recorded predictions against a dataset.
+
+    The run is stored and reported like any other.
+    """
+    from agentgauge.store import Store
+    from agentgauge.toolcall.runs import load_dataset, score_predictions
+
+    suite = _suite(fmt, mode, weights)
+    if not predictions.is_file():
+        raise usage_error(f"no such file: {predictions}")
+    data = load_dataset(dataset, fmt.value, answers)
+    with Store(db) as store:
+        run_id = score_predictions(
+            data, predictions, suite, store=store, jobs=jobs, progress=progress
+        )
+    _report(db, run_id, json_out, html_out, fail_under)
+
+
+def _print_run_summary(run: ModelRun) -> None:
+    latency = run.median_latency_s
+    median = "n/a" if latency is None else f"{latency:.2f} s"
+    tokens = f"{run.tokens('input_tokens')}/{run.tokens('output_tokens')}"
+    console.print(
+        f"wrote {run.out}: {len(run.predictions)} samples sent, {len(run.failed)} failed "
+        f"requests, median latency {median}, tokens in/out {tokens}"
+    )
+    for p in run.failed[:5]:
+        console.print(f"  {p.id}: {p.error}", highlight=False, markup=False)
+
+
+@toolcall_app.command()
+def run(
+    endpoint: Annotated[
+        str, typer.Option("--endpoint", help="OpenAI-compatible base URL (with or without /v1).")
+    ],
+    model: Annotated[str, typer.Option("--model", help="Model name the server knows.")],
+    dataset: DatasetOpt,
+    fmt: FormatOpt,
+    out: Annotated[
+        Path, typer.Option("--out", callback=output_file, help="Predictions JSONL to write.")
+    ],
+    answers: AnswersOpt = None,
+    concurrency: Annotated[int, typer.Option(min=1, help="Requests in flight.")] = 8,
+    timeout: Annotated[float, typer.Option(min=0.001, help="Seconds per attempt.")] = 120.0,
+    max_retries: Annotated[int, typer.Option(min=0, help="Retries on 429/5xx/timeouts.")] = 4,
+    api_key_env: Annotated[
+        str | None,
+        typer.Option(
+            help="Env var holding the API key (default OPENAI_API_KEY, optional; when given, "
+            "it must be set)."
+        ),
+    ] = None,
+    temperature: Annotated[
+        str, typer.Option(help="Sampling temperature, or 'none' to send none.")
+    ] = "0",
+    seed: Annotated[str, typer.Option(help="Sampling seed, or 'none' to send none.")] = "0",
+    max_tokens: Annotated[int | None, typer.Option(min=1, help="Completion token limit.")] = None,
+    limit: Annotated[int | None, typer.Option(min=1, help="Only the first N samples.")] = None,
+    resume: Annotated[
+        bool, typer.Option(help="Keep --out's answered lines; send only the other samples.")
+    ] = False,
+    do_score: Annotated[bool, typer.Option("--score/--no-score", help="Score the run.")] = True,
+    mode: ModeOpt = None,
+    weights: WeightsOpt = None,
+    json_out: JsonOption = None,
+    html_out: HtmlOption = None,
+    db: DbOption = Path("agentgauge.db"),
+    jobs: JobsOpt = None,
+    fail_under: FailUnderOpt = None,
+    progress: ProgressOpt = True,
+) -> None:
+    """Send each sample to a model, then score its answers.
+
+    The answers are written to --out as they come; --no-score stops there.
+    """
+    from dataclasses import replace
+
+    from agentgauge.store import Store
+    from agentgauge.toolcall.runner import EndpointConfig, HttpChatBackend, RunSettings
+    from agentgauge.toolcall.runs import load_dataset, run_model, score_predictions
+
+    suite = _suite(fmt, mode, weights) if do_score else None
+    if api_key_env is not None and not os.environ.get(api_key_env):
+        raise usage_error(f"--api-key-env: environment variable {api_key_env} is not set")
+    config = EndpointConfig(
+        base_url=_endpoint(endpoint),
+        model=model,
+        api_key_env=api_key_env or "OPENAI_API_KEY",
+        temperature=optional_number("--temperature", temperature, float),
+        seed=optional_number("--seed", seed, int),
+        max_tokens=max_tokens,
+    )
+    data = load_dataset(dataset, fmt.value, answers)
+    data = replace(data, tasks=data.tasks[:limit]) if limit is not None else data
+    settings = RunSettings(concurrency=concurrency, timeout_s=timeout, max_retries=max_retries)
+    backend = HttpChatBackend(config, concurrency=concurrency)
+    if not backend.has_api_key:
+        err_console.print(f"no API key in ${config.api_key_env}: sending none", highlight=False)
+    answered = run_model(data.tasks, backend, out, settings, resume=resume, progress=progress)
+    _print_run_summary(answered)
+    if suite is None:
+        return
+    runner = {**config.model_dump(mode="json"), **settings.model_dump(mode="json")}
+    with Store(db) as store:
+        run_id = score_predictions(
+            data,
+            out,
+            suite,
+            store=store,
+            jobs=jobs,
+            progress=progress,
+            extra_config={"endpoint": backend.url, "model": model, "runner": runner},
+        )
+    _report(db, run_id, json_out, html_out, fail_under)
+
+
+def _endpoint(url: str) -> str:
+    """``--endpoint``'s check: an http(s) URL."""
+    from agentgauge.http import chat_completions_url
+
+    try:
+        chat_completions_url(url)
+    except ValueError as exc:
+        raise usage_error(f"--endpoint: {exc}") from None
+    return url
+
+
+toolcall_app.command()(failures)

@@ -1,0 +1,62 @@
+"""The report of a review run: its tiers, per-paper figures and aspect agreement with the human
+reviewers, which is also kept in the store beside the run (record stream
+``aspect_agreement``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from agentgauge.review.pipeline import per_paper, review_agreement, tier_status
+from agentgauge.review.runs import ReviewRun
+from agentgauge.store import Store
+
+__all__ = ["ReviewReport", "review_report"]
+
+
+@dataclass(frozen=True)
+class ReviewReport:
+    """What a review run adds to the common report.
+
+    Args:
+        tiers: per tier, what was measured and a one-line ``statement``
+            (:func:`~agentgauge.review.pipeline.tier_status`).
+        mean_coverage: the samples' mean coverage of the suite's weight; None without samples.
+        agreement: per aspect, the generated reviews' agreement with the human reviewers
+            beside the leave-one-out human ceiling.
+        document: the keys the run adds to its JSON document.
+    """
+
+    tiers: dict[str, Any]
+    mean_coverage: float | None
+    agreement: list[dict[str, Any]]
+    document: dict[str, Any]
+
+
+def review_report(store: Store, run: ReviewRun) -> ReviewReport:
+    """Build a review run's report and keep its aspect agreement with the run.
+
+    Args:
+        store: the store holding the run.
+        run: the scored run.
+    """
+    agreement = [row.model_dump() for row in review_agreement(run.traces, run.papers)]
+    samples = list(store.iter_samples(run.run_id))
+    for row in agreement:
+        store.append_record(run.run_id, "aspect_agreement", row)
+    suite = run.suite
+    tiers = tier_status(samples, suite.metrics)
+    judge_configured = suite.judge is not None and suite.judge.model is not None
+    tiers["tier2"]["judge_configured"] = judge_configured
+    if not judge_configured:
+        tiers["tier2"]["statement"] += "; no judge configured (give --judge MODEL)"
+    coverages = [s.coverage for s in samples]
+    mean_coverage = sum(coverages) / len(coverages) if coverages else None
+    document = {
+        **run.document_keys(),
+        "coverage": mean_coverage,
+        "tiers": tiers,
+        "papers": per_paper(samples, suite.thresholds),
+        "aspect_agreement": agreement,
+    }
+    return ReviewReport(tiers, mean_coverage, agreement, document)

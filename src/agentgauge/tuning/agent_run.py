@@ -1,0 +1,237 @@
+"""Running a live agent: what every session over one is given and loads (the agent, its
+tasks, the parameter space and the base point), and ``agentgauge run``'s workflow: run the
+agent over its tasks, write the traces, score them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from agentgauge.agents.protocol import RunSpec, load_agent, parse_params, read_tasks, run_agents
+from agentgauge.config import Suite
+from agentgauge.engine import evaluate
+from agentgauge.errors import AgentgaugeError
+from agentgauge.io.jsonl import ReadError, write_traces
+from agentgauge.model import JSON, Task, Trace
+from agentgauge.store import Store
+from agentgauge.tuning.objective import repeat_seeds
+from agentgauge.tuning.space import ParameterSpace, load_space
+
+__all__ = [
+    "AgentOptions",
+    "AgentRun",
+    "AgentSetup",
+    "RunOptions",
+    "TuningError",
+    "load_setup",
+    "progress_bar",
+    "run_agent",
+    "score_agent_run",
+]
+
+
+class TuningError(AgentgaugeError, ValueError):
+    """Tasks, a strategy or a setting of a session that cannot be used."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class AgentOptions:
+    """What every session over an agent is given.
+
+    Args:
+        agent: ``module:factory``, an object with ``run()`` or what makes one.
+        tasks: a task JSONL file, or ``simulated`` for the bundled simulation tasks.
+        params: the base point as ``k=v,k2=v2`` (the space's defaults for the rest).
+        space_file: a TOML file with ``[params.NAME]`` tables (extra parameters).
+        suite: a built-in suite name or a suite TOML file.
+        seed: the seed of everything random.
+        repeats: seeded repeats of each task (per episode, per swept value).
+        jobs: concurrent agent runs.
+        progress: show a progress bar.
+    """
+
+    agent: str
+    tasks: str
+    params: str | None = None
+    space_file: Path | None = None
+    suite: str = "behavior"
+    seed: int = 0
+    repeats: int = 1
+    jobs: int = 4
+    progress: bool = True
+
+
+@dataclass(frozen=True)
+class AgentSetup:
+    """The agent of a session and what it runs on.
+
+    Args:
+        agent: the loaded agent.
+        tasks: its tasks.
+        space: the parameter space.
+        base: the base point, complete (every parameter of the space).
+    """
+
+    agent: Any
+    tasks: list[Task]
+    space: ParameterSpace
+    base: dict[str, JSON]
+
+    @property
+    def simulation(self) -> bool:
+        """Whether the agent is a simulation (its traces say so)."""
+        return bool((getattr(self.agent, "trace_metadata", {}) or {}).get("simulation"))
+
+
+def _load_tasks(ref: str, on_skip: Callable[[ReadError], None] | None) -> list[Task]:
+    if ref == "simulated":
+        from agentgauge.agents.simulated import simulated_tasks
+
+        return simulated_tasks()
+    path = Path(ref)
+    if not path.is_file():
+        raise TuningError(f"--tasks: no such file: {path}")
+    tasks = []
+    for item in read_tasks(path):
+        if isinstance(item, ReadError):
+            if on_skip is not None:
+                on_skip(item)
+        else:
+            tasks.append(item)
+    if not tasks:
+        raise TuningError(
+            f'{path}: no valid task. --tasks takes one Task a line ({{"id", "input", ...}}); '
+            'a trace file ({"id", "task", "steps", ...}) is for evaluate'
+        )
+    return tasks
+
+
+def load_setup(
+    options: AgentOptions, *, on_skip: Callable[[ReadError], None] | None = None
+) -> AgentSetup:
+    """Load and check a session's agent, tasks, space and base point, in this order.
+
+    Args:
+        options: the session's options.
+        on_skip: called with each line of the task file that is not a task (it is skipped).
+
+    Raises:
+        AgentLoadError, ParameterError, TuningError: naming what is wrong.
+    """
+    agent = load_agent(options.agent)
+    tasks = _load_tasks(options.tasks, on_skip)
+    space = load_space(options.space_file)
+    try:
+        base = space.complete(parse_params(options.params))
+    except ValueError as exc:
+        if isinstance(exc, AgentgaugeError):
+            raise
+        raise TuningError(str(exc)) from None
+    return AgentSetup(agent, tasks, space, base)
+
+
+@contextmanager
+def progress_bar(label: str, total: int, enabled: bool = True) -> Iterator[Callable[..., None]]:
+    """A progress bar on stderr; yields its ``advance(n=1)``.
+
+    Args:
+        label: what is counted.
+        total: how many there are.
+        enabled: False shows nothing.
+    """
+    with Progress(
+        TextColumn(f"[bold]{label}[/]"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+        disable=not enabled,
+    ) as bar:
+        task = bar.add_task(label, total=total)
+        yield lambda n=1: bar.advance(task, n)
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunOptions(AgentOptions):
+    """``agentgauge run``'s options.
+
+    Args:
+        out: the traces file to write (JSONL, ``.gz`` compresses it).
+    """
+
+    out: Path
+
+
+@dataclass(frozen=True)
+class AgentRun:
+    """The traces of an agent run.
+
+    Args:
+        traces: one per task and repeat seed.
+        params: the parameters as applied.
+        seeds: the repeat seeds.
+    """
+
+    traces: list[Trace]
+    params: dict[str, JSON]
+    seeds: list[int]
+
+    @property
+    def n_agent_errors(self) -> int:
+        """The runs in which the agent raised."""
+        return sum(1 for t in self.traces if "error" in t.metadata)
+
+
+def run_agent(setup: AgentSetup, options: RunOptions) -> AgentRun:
+    """Run the agent over its tasks (each with every repeat seed) at the base point, and
+    write the traces to ``options.out``.
+
+    Args:
+        setup: the agent, tasks, space and base point.
+        options: the run's options.
+    """
+    applied = setup.space.apply(setup.base)
+    seeds = repeat_seeds(options.seed, options.repeats)
+    specs = [RunSpec(t, s, f"{t.id}#s{s}") for t in setup.tasks for s in seeds]
+    with progress_bar("running", len(specs), options.progress) as advance:
+        traces = run_agents(
+            setup.agent, specs, applied, jobs=options.jobs, on_done=lambda _t: advance()
+        )
+    write_traces(traces, options.out)
+    return AgentRun(traces, applied, seeds)
+
+
+def score_agent_run(run: AgentRun, suite: Suite, options: RunOptions, *, store: Store) -> str:
+    """Score an agent run's traces and store the run (kind ``agent-run``).
+
+    Args:
+        run: the traces.
+        suite: what to compute and how to combine it.
+        options: the run's options (recorded with it).
+        store: where the run goes.
+
+    Returns:
+        The run id.
+    """
+    return evaluate(
+        run.traces,
+        suite,
+        store=store,
+        jobs=1,
+        progress=options.progress,
+        kind="agent-run",
+        extra_config={
+            "agent": options.agent,
+            "params": run.params,
+            "seeds": run.seeds,
+            "tasks": options.tasks,
+        },
+        sources=[str(options.out)],
+        total=len(run.traces),
+    )
