@@ -90,7 +90,7 @@ def _worker(path: Path, jobs: int) -> None:
     from rich.console import Console
 
     from agentgauge.config import load_suite
-    from agentgauge.engine import evaluate, iter_sources
+    from agentgauge.engine import EvaluateOptions, evaluate, iter_sources
     from agentgauge.report.export import write_result_json
     from agentgauge.report.terminal import print_summary
     from agentgauge.store import Store
@@ -104,9 +104,7 @@ def _worker(path: Path, jobs: int) -> None:
             iter_sources([path]),
             load_suite("behavior"),
             store=store,
-            jobs=jobs,
-            progress=False,
-            batch_size=256,
+            options=EvaluateOptions(jobs=jobs, progress=False, batch_size=256),
         )
         n = store.get_run(run_id).n_samples
         elapsed = time.perf_counter() - start

@@ -8,7 +8,7 @@ from typer.testing import CliRunner
 
 from agentgauge.cli import app
 from agentgauge.config import Suite
-from agentgauge.engine import evaluate
+from agentgauge.engine import EvaluateOptions, evaluate
 from agentgauge.metrics.base import MetricResult, metric
 from agentgauge.model import Task, Trace
 from agentgauge.report.compare import compare_runs, pass_k_table
@@ -20,6 +20,7 @@ def _quality(trace: Trace) -> MetricResult:
     return MetricResult(value=float(trace.output))  # type: ignore[arg-type]
 
 
+QUIET = EvaluateOptions(jobs=1, progress=False)
 SUITE = Suite(name="cmp", metrics=["cmp_quality"], weights={"cmp_quality": 1.0})
 
 
@@ -67,8 +68,8 @@ def test_compare_and_passk_on_stored_runs(tmp_path: Path) -> None:
     from agentgauge.store import Store
 
     with Store(db) as store:
-        a = evaluate(traces(0.0, 2), SUITE, store=store, jobs=1, progress=False)
-        b = evaluate(traces(0.1, 2), SUITE, store=store, jobs=1, progress=False)
+        a = evaluate(traces(0.0, 2), SUITE, store=store, options=QUIET)
+        b = evaluate(traces(0.1, 2), SUITE, store=store, options=QUIET)
         result = compare_runs(store, a, b)
         comp = result["metrics"]["composite"]
         assert comp["n"] == 40 and comp["diff"] == pytest.approx(0.1, abs=1e-9)
@@ -117,8 +118,8 @@ def test_lower_is_better_metric_is_oriented_in_composite_and_verdict(tmp_path: P
         return [Trace(id=f"t{i}", task=Task(id=f"t{i}"), output=value + i / 100) for i in range(12)]
 
     with Store(tmp_path / "low.db") as store:
-        a = evaluate(traces(0.6), suite, store=store, jobs=1, progress=False)
-        b = evaluate(traces(0.2), suite, store=store, jobs=1, progress=False)
+        a = evaluate(traces(0.6), suite, store=store, options=QUIET)
+        b = evaluate(traces(0.2), suite, store=store, options=QUIET)
         # a sample with value v scores 0.5·v + 0.5·(1 − v) = 0.5 whatever v is
         assert store.composites(a) == pytest.approx([0.5] * 12)
         result = compare_runs(store, a, b)["metrics"]
@@ -148,9 +149,9 @@ def test_compare_refuses_runs_with_nothing_in_common_and_warns_on_other_suites(
     other = Suite(name="cmp-other", metrics=["cmp_quality"], weights={"cmp_quality": 2.0})
     db = tmp_path / "c.db"
     with Store(db) as store:
-        a = evaluate(traces("x"), SUITE, store=store, jobs=1, progress=False)
-        b = evaluate(traces("y"), SUITE, store=store, jobs=1, progress=False)
-        c = evaluate(traces("x"), other, store=store, jobs=1, progress=False)
+        a = evaluate(traces("x"), SUITE, store=store, options=QUIET)
+        b = evaluate(traces("y"), SUITE, store=store, options=QUIET)
+        c = evaluate(traces("x"), other, store=store, options=QUIET)
         warnings = compare_runs(store, a, c)["warnings"]
     disjoint = CliRunner().invoke(app, ["compare", a, b, "--db", str(db), "--fail-if-worse"])
     assert disjoint.exit_code == 2 and "nothing to compare" in disjoint.output

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from agentgauge.config import Suite
-from agentgauge.engine import evaluate, iter_sources, score_traces
+from agentgauge.engine import EvaluateOptions, evaluate, iter_sources, score_traces
 from agentgauge.metrics.base import MetricResult, metric
 from agentgauge.model import Step, Task, Trace
 from agentgauge.report.export import result_document, write_result_json
@@ -78,10 +78,7 @@ def test_evaluate_streams_files_and_records_bad_lines(tmp_path: Path, jobs: int)
             iter_sources([path]),
             SUITE,
             store=store,
-            jobs=jobs,
-            progress=False,
-            batch_size=16,
-            sources=[str(path)],
+            options=EvaluateOptions(jobs=jobs, progress=False, batch_size=16, sources=[str(path)]),
         )
         doc = result_document(store, run_id)
         # the streamed file is the same document (plus the extra keys and the sample hook)
@@ -116,7 +113,10 @@ def test_jobs_do_not_change_results(tmp_path: Path) -> None:
     for jobs in (1, 2):
         with Store(tmp_path / f"{jobs}.db") as store:
             rid = evaluate(
-                iter_sources([path]), SUITE, store=store, jobs=jobs, progress=False, batch_size=7
+                iter_sources([path]),
+                SUITE,
+                store=store,
+                options=EvaluateOptions(jobs=jobs, progress=False, batch_size=7),
             )
             docs.append(result_document(store, rid))
     strip = [[{k: v for k, v in s.items()} for s in d["samples"]] for d in docs]
@@ -129,7 +129,10 @@ def test_resume_skips_what_is_stored(tmp_path: Path) -> None:
     db = tmp_path / "r.db"
     with Store(db) as store:
         rid = evaluate(
-            iter_sources([path]), SUITE, store=store, jobs=1, progress=False, batch_size=10
+            iter_sources([path]),
+            SUITE,
+            store=store,
+            options=EvaluateOptions(jobs=1, progress=False, batch_size=10),
         )
         # simulate a run that stopped after its first batches
         db = store.connection
@@ -153,11 +156,7 @@ def test_resume_skips_what_is_stored(tmp_path: Path) -> None:
             watch(iter_sources([path])),
             SUITE,
             store=store,
-            run_id=rid,
-            resume=True,
-            jobs=1,
-            progress=False,
-            batch_size=10,
+            options=EvaluateOptions(run_id=rid, resume=True, jobs=1, progress=False, batch_size=10),
         )
         doc = result_document(store, rid)
     assert seen == [f"{path}#{n}" for n in range(1, 101)]
@@ -181,9 +180,11 @@ def test_in_memory_traces_and_secret_redaction(tmp_path: Path) -> None:
             traces,
             SUITE,
             store=store,
-            jobs=1,
-            progress=False,
-            extra_config={"judge": {"api_key": "sk-secret", "api_key_env": "KEY"}},
+            options=EvaluateOptions(
+                jobs=1,
+                progress=False,
+                extra_config={"judge": {"api_key": "sk-secret", "api_key_env": "KEY"}},
+            ),
         )
         run = store.get_run(rid)
         doc = result_document(store, rid)
@@ -240,10 +241,7 @@ def test_ray_executor_gives_the_local_results(tmp_path: Path) -> None:
                 iter_sources([demo]),
                 suite,
                 store=store,
-                jobs=2,
-                progress=False,
-                batch_size=16,
-                executor=executor,
+                options=EvaluateOptions(jobs=2, progress=False, batch_size=16, executor=executor),
             )
             docs.append(result_document(store, rid))
     assert len(docs[0]["samples"]) == len(docs[1]["samples"]) > 0

@@ -572,7 +572,7 @@ def test_a_suite_judge_caches_in_the_store_it_evaluates_into(
     server: JudgeServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from agentgauge.config import Suite
-    from agentgauge.engine import evaluate
+    from agentgauge.engine import EvaluateOptions, evaluate
     from agentgauge.judges.settings import JudgeSettings
     from agentgauge.store import Store
 
@@ -587,7 +587,9 @@ def test_a_suite_judge_caches_in_the_store_it_evaluates_into(
     db = tmp_path / "elsewhere" / "results.db"
     db.parent.mkdir()
     with Store(db) as store:
-        evaluate([_planning_trace()], suite, store=store, jobs=1, progress=False)
+        evaluate(
+            [_planning_trace()], suite, store=store, options=EvaluateOptions(jobs=1, progress=False)
+        )
         rows = store.connection.execute("SELECT COUNT(*) FROM judge_cache").fetchone()[0]
     assert rows == 1 and len(server.requests) == 1
     assert not (tmp_path / "agentgauge.db").exists()
@@ -597,7 +599,7 @@ def test_a_judge_budget_holds_for_the_whole_run_whatever_the_jobs(
     server: JudgeServer, tmp_path: Path
 ) -> None:
     from agentgauge.config import Suite
-    from agentgauge.engine import evaluate
+    from agentgauge.engine import EvaluateOptions, evaluate
     from agentgauge.judges.settings import JudgeSettings
     from agentgauge.store import Store
 
@@ -609,7 +611,10 @@ def test_a_judge_budget_holds_for_the_whole_run_whatever_the_jobs(
     )
     with Store(tmp_path / "budget.db") as store:
         run = evaluate(
-            _distinct_planning_traces(6), suite, store=store, jobs=3, batch_size=2, progress=False
+            _distinct_planning_traces(6),
+            suite,
+            store=store,
+            options=EvaluateOptions(jobs=3, batch_size=2, progress=False),
         )
         values = store.metric_values(run, "planning_rationality")
     assert len(server.requests) == 2

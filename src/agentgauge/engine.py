@@ -14,10 +14,11 @@ import multiprocessing as mp
 import os
 import signal
 import traceback
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass, field
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -40,6 +41,7 @@ from agentgauge.store import MetricRow, SampleRow, Store
 
 __all__ = [
     "EngineError",
+    "EvaluateOptions",
     "FileRun",
     "SampleScore",
     "evaluate",
@@ -237,13 +239,13 @@ def _item_key(seq: int, item: Item) -> str:
 
 
 def _batches(
-    items: Iterable[Item], done: set[str], size: int, on_skip: Callable[[], None]
+    items: Iterable[Item], done: set[str], size: int, on_skip: Callable[[int], None]
 ) -> Iterator[list[tuple[int, str, Item]]]:
     batch: list[tuple[int, str, Item]] = []
     for seq, item in enumerate(items):
         key = _item_key(seq, item)
         if key in done:
-            on_skip()
+            on_skip(1)
             continue
         batch.append((seq, key, item))
         if len(batch) >= size:
@@ -261,22 +263,42 @@ def _judge_cache_in_store(suite: Suite, store: Store) -> Suite:
     return suite.model_copy(update={"judge": judge.model_copy(update={"cache_path": store.path})})
 
 
+@dataclass(frozen=True)
+class EvaluateOptions:
+    """How :func:`evaluate` records, runs and shows a run.
+
+    Args:
+        run_id: the id of the new run, or of the run to resume.
+        resume: continue ``run_id``, skipping the samples and bad lines it already holds.
+        kind: what produced the run (recorded with it).
+        sources: the input files (recorded with the run).
+        extra_config: more configuration echoed in the run's record (secrets redacted).
+        jobs: worker processes; 1 scores in this process; default the number of cores. A
+            suite whose judge has a budget (max_calls, max_cost_usd) is scored in this process,
+            so that the budget holds for the whole run.
+        batch_size: traces per batch (the unit of work and of commit).
+        executor: ``local`` (this process when ``jobs`` is 1, else a process pool) or ``ray``
+            (tasks on a Ray cluster; ``jobs`` bounds the batches in flight).
+        ray_address: the Ray cluster to join; a local one is started when None.
+        progress: show a progress bar.
+        total: the number of items, for the progress bar.
+    """
+
+    run_id: str | None = None
+    resume: bool = False
+    kind: str = "evaluate"
+    sources: Sequence[str] = ()
+    extra_config: Mapping[str, Any] | None = None
+    jobs: int | None = None
+    batch_size: int = 128
+    executor: str = "local"
+    ray_address: str | None = None
+    progress: bool = True
+    total: int | None = None
+
+
 def evaluate(
-    items: Iterable[Item],
-    suite: Suite,
-    *,
-    store: Store,
-    run_id: str | None = None,
-    jobs: int | None = None,
-    resume: bool = False,
-    progress: bool = True,
-    kind: str = "evaluate",
-    extra_config: dict[str, Any] | None = None,
-    sources: Sequence[str] = (),
-    total: int | None = None,
-    batch_size: int = 128,
-    executor: str = "local",
-    ray_address: str | None = None,
+    items: Iterable[Item], suite: Suite, *, store: Store, options: EvaluateOptions | None = None
 ) -> str:
     """Score a stream of traces with a suite and write everything to the store.
 
@@ -285,70 +307,22 @@ def evaluate(
             ReadErrors from a reader (recorded as errors).
         suite: metrics, weights, options and thresholds.
         store: where the run, its samples and its errors go (batch by batch).
-        run_id: the id of the new run, or of the run to resume.
-        jobs: worker processes; 1 scores in this process; default the number of cores. A
-            suite whose judge has a budget (max_calls, max_cost_usd) is scored in this process,
-            so that the budget holds for the whole run.
-        resume: continue ``run_id``, skipping the samples and bad lines it already holds.
-        progress: show a progress bar.
-        kind: what produced the run (recorded with it).
-        extra_config: more configuration echoed in the run's record (secrets redacted).
-        sources: the input files (recorded with the run).
-        total: the number of items, for the progress bar.
-        batch_size: traces per batch (the unit of work and of commit).
-        executor: ``local`` (this process when ``jobs`` is 1, else a process pool) or ``ray``
-            (tasks on a Ray cluster; ``jobs`` bounds the batches in flight).
-        ray_address: the Ray cluster to join; a local one is started when None.
+        options: the run's id, resume, workers, executor, batch size and progress display
+            (:class:`EvaluateOptions`; its defaults when None).
 
     Returns:
         The run id.
     """
+    opts = options or EvaluateOptions()
     suite = _judge_cache_in_store(suite, store)
     # built here first, so that a bad option fails before a run is recorded or a worker starts
     built = suite.build_metrics()
-    if resume:
-        if run_id is None:
-            raise ValueError("resume needs the run_id of the run to continue")
-        run_id = store.get_run(run_id).id
-        done = store.done_keys(run_id)
-        store.reopen_run(run_id)
-    else:
-        config = {"suite": suite.model_dump(mode="json"), **(extra_config or {})}
-        run_id = store.create_run(
-            kind=kind, suite=suite.name, config=config, sources=sources, run_id=run_id
-        )
-        done = set()
-    if executor not in ("local", "ray"):
-        raise ValueError(f"unknown executor {executor!r}: use 'local' or 'ray'")
-    n_jobs = max(1, jobs if jobs is not None else (os.cpu_count() or 1))
-    judge = suite.judge
-    if judge is not None and (judge.max_calls is not None or judge.max_cost_usd is not None):
-        # A judge budget is counted in the process that makes the calls: one process keeps it
-        # the run's budget (the judge's calls still run concurrently inside it).
-        executor, n_jobs = "local", 1
+    run_id, done = _start_run(store, suite, opts)
     # Workers are started before the progress display starts its refresh thread (fork safety).
-    runner: _BatchRunner
-    if executor == "ray":
-        runner = _RayRunner(suite, n_jobs, ray_address)
-    elif n_jobs > 1:
-        runner = _PoolRunner(suite, n_jobs)
-    else:
-        runner = _InlineRunner(suite, built)
+    runner = _start_runner(suite, built, opts)
     try:
-        with Progress(
-            TextColumn("[bold]scoring[/]"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            TimeRemainingColumn(),
-            disable=not progress,
-        ) as bar:
-            task = bar.add_task("scoring", total=total)
-
-            def advance(n: int = 1) -> None:
-                bar.advance(task, n)
-
-            for rows, errors in runner.run(_batches(items, done, batch_size, advance)):
+        with _progress_bar(opts.progress, opts.total) as advance:
+            for rows, errors in runner.run(_batches(items, done, opts.batch_size, advance)):
                 store.write_batch(run_id, rows, errors)
                 advance(len(rows) + len(errors))
     except BaseException:
@@ -358,6 +332,59 @@ def evaluate(
     runner.close()
     store.finish_run(run_id)
     return run_id
+
+
+def _start_run(store: Store, suite: Suite, opts: EvaluateOptions) -> tuple[str, set[str]]:
+    """Record a new run, or reopen the one to resume; returns its id and the keys it holds."""
+    if opts.resume:
+        if opts.run_id is None:
+            raise ValueError("resume needs the run_id of the run to continue")
+        run_id = store.get_run(opts.run_id).id
+        done = store.done_keys(run_id)
+        store.reopen_run(run_id)
+        return run_id, done
+    config = {"suite": suite.model_dump(mode="json"), **(opts.extra_config or {})}
+    run_id = store.create_run(
+        kind=opts.kind, suite=suite.name, config=config, sources=opts.sources, run_id=opts.run_id
+    )
+    return run_id, set()
+
+
+def _start_runner(suite: Suite, built: Sequence[Metric], opts: EvaluateOptions) -> _BatchRunner:
+    """The executor that scores the batches, its workers started."""
+    executor = opts.executor
+    if executor not in ("local", "ray"):
+        raise ValueError(f"unknown executor {executor!r}: use 'local' or 'ray'")
+    n_jobs = max(1, opts.jobs if opts.jobs is not None else (os.cpu_count() or 1))
+    judge = suite.judge
+    if judge is not None and (judge.max_calls is not None or judge.max_cost_usd is not None):
+        # A judge budget is counted in the process that makes the calls: one process keeps it
+        # the run's budget (the judge's calls still run concurrently inside it).
+        executor, n_jobs = "local", 1
+    if executor == "ray":
+        return _RayRunner(suite, n_jobs, opts.ray_address)
+    if n_jobs > 1:
+        return _PoolRunner(suite, n_jobs)
+    return _InlineRunner(suite, built)
+
+
+@contextmanager
+def _progress_bar(show: bool, total: int | None) -> Iterator[Callable[[int], None]]:
+    """A progress bar (hidden unless ``show``); yields the function that advances it."""
+    with Progress(
+        TextColumn("[bold]scoring[/]"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        disable=not show,
+    ) as bar:
+        task = bar.add_task("scoring", total=total)
+
+        def advance(n: int) -> None:
+            bar.advance(task, n)
+
+        yield advance
 
 
 Outcome = tuple[list[SampleRow], list[ReadError]]
@@ -518,16 +545,7 @@ def resume_file_run(store: Store, run_id: str, paths: Sequence[Path] = ()) -> Fi
     return FileRun(suite, sources, run.config.get("format", "native"), resume_id=run.id)
 
 
-def evaluate_files(
-    run: FileRun,
-    *,
-    store: Store,
-    jobs: int | None = None,
-    progress: bool = True,
-    batch_size: int = 128,
-    executor: str = "local",
-    ray_address: str | None = None,
-) -> str:
+def evaluate_files(run: FileRun, *, store: Store, options: EvaluateOptions | None = None) -> str:
     """Score trace files with :func:`evaluate`, starting a run or continuing one.
 
     Native JSONL is handed to the workers line by line (parsed there); other formats go
@@ -536,11 +554,9 @@ def evaluate_files(
     Args:
         run: the suite, the files, their format and the run to continue, if any.
         store: where the run goes.
-        jobs: worker processes (default: cores).
-        progress: show a progress bar (native files are counted first, for its total).
-        batch_size: traces per batch.
-        executor: ``local`` or ``ray``.
-        ray_address: the Ray cluster to join; a local one is started when None.
+        options: workers, executor, batch size and progress display (native files are
+            counted first for the progress bar's total); the run's id, sources and format
+            come from ``run``.
 
     Returns:
         The run id.
@@ -548,25 +564,20 @@ def evaluate_files(
     # imported here: the workers import this module, and need no importer
     from agentgauge.io.importers import get_importer
 
+    opts = options or EvaluateOptions()
     items: Iterable[Item]
     if run.trace_format == "native":
         items = iter_sources(run.sources)
-        total = count_lines(run.sources) if progress else None
+        total = count_lines(run.sources) if opts.progress else None
     else:
         read = get_importer(run.trace_format)
         items, total = itertools.chain.from_iterable(read(p) for p in run.sources), None
-    return evaluate(
-        items,
-        run.suite,
-        store=store,
+    opts = replace(
+        opts,
         run_id=run.resume_id,
         resume=run.resume_id is not None,
-        jobs=jobs,
-        progress=progress,
         sources=[str(p) for p in run.sources],
-        total=total,
-        batch_size=batch_size,
-        executor=executor,
-        ray_address=ray_address,
         extra_config={"format": run.trace_format},
+        total=total,
     )
+    return evaluate(items, run.suite, store=store, options=opts)

@@ -86,7 +86,7 @@ def evaluate(
 ) -> None:
     """Score trace files with a suite, store the run and report it."""
     from agentgauge.config import load_suite
-    from agentgauge.engine import FileRun, evaluate_files, resume_file_run
+    from agentgauge.engine import EvaluateOptions, FileRun, evaluate_files, resume_file_run
     from agentgauge.store import Store
 
     paths = paths or []
@@ -97,15 +97,14 @@ def evaluate(
         else:
             run = FileRun(load_suite(suite), paths, trace_format)
         try:
-            run_id = evaluate_files(
-                run,
-                store=store,
+            options = EvaluateOptions(
                 jobs=jobs,
-                progress=progress,
                 batch_size=batch_size,
                 executor=executor,
                 ray_address=ray_address,
+                progress=progress,
             )
+            run_id = evaluate_files(run, store=store, options=options)
         except KeyboardInterrupt:
             _say_how_to_resume(store, resume, db)
             raise typer.Exit(130) from None

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from agentgauge.config import Suite, SuiteError, load_suite
-from agentgauge.engine import evaluate
+from agentgauge.engine import EvaluateOptions, evaluate
 from agentgauge.errors import AgentgaugeError
 from agentgauge.io.jsonl import ReadError
 from agentgauge.judges.settings import JudgeSettings
@@ -176,12 +176,14 @@ def _score(
         items,
         suite,
         store=store,
-        jobs=jobs,
-        progress=progress,
-        kind=kind,
-        extra_config=extra_config,
-        sources=sources,
-        total=len(items),
+        options=EvaluateOptions(
+            jobs=jobs,
+            progress=progress,
+            kind=kind,
+            extra_config=extra_config,
+            sources=sources,
+            total=len(items),
+        ),
     )
 
 

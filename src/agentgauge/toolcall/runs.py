@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from agentgauge.config import Suite, load_suite
-from agentgauge.engine import evaluate
+from agentgauge.engine import EvaluateOptions, evaluate
 from agentgauge.errors import AgentgaugeError
 from agentgauge.io.jsonl import ReadError
 from agentgauge.model import Task, Trace
@@ -213,12 +213,14 @@ def score_predictions(
         _scored_items(dataset, predictions),
         suite,
         store=store,
-        jobs=jobs,
-        progress=progress,
-        kind="toolcall",
-        extra_config={"toolcall": config},
-        sources=sources,
-        total=len(dataset.tasks) + len(dataset.errors),
+        options=EvaluateOptions(
+            jobs=jobs,
+            progress=progress,
+            kind="toolcall",
+            extra_config={"toolcall": config},
+            sources=sources,
+            total=len(dataset.tasks) + len(dataset.errors),
+        ),
     )
 
 

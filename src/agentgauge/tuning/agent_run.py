@@ -15,7 +15,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from agentgauge.agents.protocol import RunSpec, load_agent, parse_params, read_tasks, run_agents
 from agentgauge.config import Suite
-from agentgauge.engine import evaluate
+from agentgauge.engine import EvaluateOptions, evaluate
 from agentgauge.errors import AgentgaugeError
 from agentgauge.io.jsonl import ReadError, write_traces
 from agentgauge.model import JSON, Task, Trace
@@ -223,15 +223,17 @@ def score_agent_run(run: AgentRun, suite: Suite, options: RunOptions, *, store: 
         run.traces,
         suite,
         store=store,
-        jobs=1,
-        progress=options.progress,
-        kind="agent-run",
-        extra_config={
-            "agent": options.agent,
-            "params": run.params,
-            "seeds": run.seeds,
-            "tasks": options.tasks,
-        },
-        sources=[str(options.out)],
-        total=len(run.traces),
+        options=EvaluateOptions(
+            jobs=1,
+            progress=options.progress,
+            kind="agent-run",
+            extra_config={
+                "agent": options.agent,
+                "params": run.params,
+                "seeds": run.seeds,
+                "tasks": options.tasks,
+            },
+            sources=[str(options.out)],
+            total=len(run.traces),
+        ),
     )
