@@ -48,6 +48,14 @@ class Summary:
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
+    def __str__(self) -> str:
+        """``0.732 [0.683, 0.776] (n=72)``: the mean, its interval and the counts."""
+        missing = f", {self.n_missing} missing" if self.n_missing else ""
+        if self.mean is None:
+            return f"— (n=0{missing})"
+        ci = "" if self.ci_low is None else f" [{self.ci_low:.3f}, {self.ci_high:.3f}]"
+        return f"{self.mean:.3f}{ci} (n={self.n}{missing})"
+
 
 def mean_ci(
     values: Sequence[float] | np.ndarray,

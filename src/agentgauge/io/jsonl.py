@@ -35,6 +35,7 @@ __all__ = [
     "iter_raw_lines",
     "open_text",
     "parse_line",
+    "printable",
     "read_traces",
     "validate_line",
     "validation_read_error",
@@ -79,6 +80,16 @@ def error_line(source: str, line: int, field: str | None, message: str) -> str:
         message: what is wrong.
     """
     text = f"{source}:{line}: {field}: {message}" if field else f"{source}:{line}: {message}"
+    return printable(text)
+
+
+def printable(text: str) -> str:
+    """``text`` for a terminal: control characters (an escape sequence from the input) are
+    shown escaped, never sent to the terminal.
+
+    Args:
+        text: any text that came from the input.
+    """
     return _CONTROL.sub(lambda m: repr(m.group(0))[1:-1], text)
 
 

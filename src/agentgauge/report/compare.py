@@ -9,23 +9,51 @@ reaches a threshold.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from scipy.stats import false_discovery_control
 
 from agentgauge.metrics.base import lower_is_better
 from agentgauge.stats import paired_comparison, pass_at_k, pass_hat_k
-from agentgauge.store import Store
+from agentgauge.store import RunInfo, SampleRow, Store
 
-__all__ = ["compare_runs", "pass_k_table"]
+__all__ = ["RunSamples", "compare_runs", "compare_samples", "pass_k_table", "stored_run"]
 
 PairBy = Literal["task", "id"]
 
 
-def _grouped(store: Store, run_id: str, by: PairBy) -> dict[str, dict[str, list[float]]]:
+@dataclass(frozen=True)
+class RunSamples:
+    """One side of a comparison.
+
+    Args:
+        run: the run's record (its id, suite name and configuration).
+        metric_names: the run's metrics, in the order of its suite.
+        samples: the run's samples, as :meth:`Store.iter_samples` gives them.
+    """
+
+    run: RunInfo
+    metric_names: Sequence[str]
+    samples: Iterable[SampleRow]
+
+
+def stored_run(store: Store, run_id: str) -> RunSamples:
+    """A stored run as one side of a comparison.
+
+    Args:
+        store: the results store.
+        run_id: the run (a unique prefix is accepted).
+    """
+    run = store.get_run(run_id)
+    return RunSamples(run, store.metric_names(run.id), store.iter_samples(run.id))
+
+
+def _grouped(samples: Iterable[SampleRow], by: PairBy) -> dict[str, dict[str, list[float]]]:
     """key -> metric -> values (composite included) of one run."""
     out: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
-    for row in store.iter_samples(run_id):
+    for row in samples:
         key = row.task_id if by == "task" else row.trace_id
         for name, value in {**row.values, "composite": row.composite}.items():
             if value is not None:
@@ -36,12 +64,26 @@ def _grouped(store: Store, run_id: str, by: PairBy) -> dict[str, dict[str, list[
 def compare_runs(
     store: Store, run_a: str, run_b: str, *, by: PairBy = "task", alpha: float = 0.05
 ) -> dict[str, Any]:
-    """Paired comparison of run B against run A, per metric and for the composite.
+    """Paired comparison of two stored runs: :func:`compare_samples` of run B against run A.
 
     Args:
         store: the store holding both runs.
         run_a: the baseline run.
         run_b: the candidate run.
+        by: pair samples by ``task`` id (repeats averaged) or by trace ``id``.
+        alpha: significance level of the verdicts.
+    """
+    return compare_samples(stored_run(store, run_a), stored_run(store, run_b), by=by, alpha=alpha)
+
+
+def compare_samples(
+    a: RunSamples, b: RunSamples, *, by: PairBy = "task", alpha: float = 0.05
+) -> dict[str, Any]:
+    """Paired comparison of run B against run A, per metric and for the composite.
+
+    Args:
+        a: the baseline run.
+        b: the candidate run.
         by: pair samples by ``task`` id (repeats averaged) or by trace ``id``.
         alpha: significance level of the verdicts. The composite is the primary test (its
             own p-value); the per-metric verdicts use Benjamini–Hochberg adjusted p-values
@@ -50,10 +92,10 @@ def compare_runs(
             "B better".
 
     Returns:
-        ``{"run_a", "run_b", "by", "metrics": {METRIC: {n, mean_a, mean_b, diff, ci_low,
-        ci_high, p_value, q_value, verdict}}, "only_in_a", "only_in_b"}``.
+        ``{"run_a", "run_b", "by", "alpha", "metrics": {METRIC: {n, mean_a, mean_b, diff,
+        ci_low, ci_high, p_value, q_value, verdict}}, "only_in_a", "only_in_b", "warnings"}``.
     """
-    a_run, b_run = store.get_run(run_a), store.get_run(run_b)
+    a_run, b_run = a.run, b.run
     a_id, b_id = a_run.id, b_run.id
     warnings = []
     if a_run.suite_config != b_run.suite_config:
@@ -61,9 +103,9 @@ def compare_runs(
             f"the runs were scored with different suites or options ({a_run.suite} and "
             f"{b_run.suite}): a difference may come from the scoring, not from the agent"
         )
-    ga, gb = _grouped(store, a_id, by), _grouped(store, b_id, by)
+    ga, gb = _grouped(a.samples, by), _grouped(b.samples, by)
     shared = sorted(set(ga) & set(gb))
-    names = list(dict.fromkeys([*store.metric_names(a_id), *store.metric_names(b_id)]))
+    names = list(dict.fromkeys([*a.metric_names, *b.metric_names]))
     flipped = lower_is_better(names)
     results = {}
     for name in [*names, "composite"]:
