@@ -170,6 +170,13 @@ def test_checks_that_cannot_pass_are_refused() -> None:
         assert_passes(traces([1.0]), SUITE, per_metric={"plugin_answr": 0.5})
     with pytest.raises(AssertionError, match="no sample was scored"):
         assert_passes([], SUITE)
+    bad_line = ag.ReadError("f.jsonl", 2, None, "invalid JSON")
+    with pytest.raises(AssertionError) as caught:
+        assert_passes([*traces([1.0]), bad_line], SUITE)
+    assert str(caught.value).splitlines()[1:] == [
+        "records that are not traces (1):",
+        "  f.jsonl:2: invalid JSON",
+    ]
     run = ag.evaluate(traces([1.0]), suite=SUITE)
     assert assert_passes(run, min_composite=1.0) is run
 

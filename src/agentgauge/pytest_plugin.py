@@ -162,15 +162,6 @@ def _table(rows: list[list[str]]) -> str:
     )
 
 
-def _conditions(min_composite: float | None, per_metric: Mapping[str, float]) -> str:
-    from agentgauge.metrics.base import lower_is_better
-
-    flipped = lower_is_better(per_metric)
-    parts = [] if min_composite is None else [f"composite >= {min_composite:g}"]
-    parts += [f"{n} {'<=' if n in flipped else '>='} {t:g}" for n, t in per_metric.items()]
-    return ", ".join([*parts, "no metric error"])
-
-
 def assert_passes(
     traces: Iterable[Trace | ReadError] | RunResult,
     suite: str | Suite = "behavior",
@@ -220,13 +211,29 @@ def assert_passes(
     failed = [(s, f) for s, f in failures if f.failing]
     if not failed and not result.read_errors and result.samples:
         return result
+    raise AssertionError(_report(result, failed, min_composite, thresholds, flipped))
+
+
+def _report(
+    result: RunResult,
+    failed: list[tuple[dict[str, Any], _Failure]],
+    min_composite: float | None,
+    per_metric: Mapping[str, float],
+    flipped: frozenset[str],
+) -> str:
+    """The failure's message: the checks, then the failing samples worst first."""
+    checks = [] if min_composite is None else [f"composite >= {min_composite:g}"]
+    checks += [f"{n} {'<=' if n in flipped else '>='} {t:g}" for n, t in per_metric.items()]
+    checks.append("no metric error")
     lines = [
         f"{len(failed)} of {len(result.samples)} samples fail (suite {result.run.suite}: "
-        f"{_conditions(min_composite, thresholds)}; run {result.run_id})"
+        f"{', '.join(checks)}; run {result.run_id})"
     ]
     if not result.samples:
         lines[0] = f"no sample was scored (suite {result.run.suite}; run {result.run_id})"
-    failed.sort(key=lambda sf: (sf[0]["composite"] is not None, sf[0]["composite"] or 0.0))
+    failed = sorted(
+        failed, key=lambda sf: (sf[0]["composite"] is not None, sf[0]["composite"] or 0.0)
+    )
     if failed:
         rows = [["sample", "task", "composite", "fails", "reasons"]]
         for sample, failure in failed[:_MAX_ROWS]:
@@ -244,6 +251,6 @@ def assert_passes(
         if len(failed) > _MAX_ROWS:
             lines.append(f"... and {len(failed) - _MAX_ROWS} more failing samples")
     if result.read_errors:
-        lines.append(f"{len(result.read_errors)} records are not traces:")
+        lines.append(f"records that are not traces ({len(result.read_errors)}):")
         lines += [f"  {e}" for e in result.read_errors[:_MAX_ROWS]]
-    raise AssertionError("\n".join(lines))
+    return "\n".join(lines)
