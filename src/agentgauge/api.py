@@ -70,7 +70,8 @@ def load_traces(
     Args:
         paths: a file or a list of files.
         format: ``native`` (agentgauge JSONL, plain or ``.gz``) or another importer's name
-            (``otel``: OpenTelemetry GenAI / OpenInference OTLP/JSON spans).
+            (``otel``: OpenTelemetry GenAI / OpenInference OTLP/JSON spans; ``openai-chat``:
+            chats in OpenAI's message format).
         on_error: ``raise`` raises :class:`TraceReadError` when a record is not a trace (it
             lists the bad records and holds the good traces); ``skip`` leaves them out with
             a warning that counts them.
