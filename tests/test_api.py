@@ -79,7 +79,7 @@ def test_in_memory_run_gives_the_numbers_of_the_command(
     }
     assert result.recommendation == doc["aggregate"]["composite"]["recommendation"]
     assert result.band == doc["aggregate"]["composite"]["band"]
-    assert [(s["trace_id"], s["metrics"], s["composite"]) for s in result.samples] == [
+    assert [(s.trace_id, s.values, s.composite) for s in result.samples] == [
         (s["id"], s["metrics"], s["composite"]) for s in doc["samples"]
     ]
     assert f"{doc['aggregate']['composite']['mean']:.3f}" == "0.732"
@@ -98,12 +98,12 @@ def test_python_suite_metric_errors_and_a_named_store(tmp_path: Path) -> None:
     result = ag.evaluate(traces, suite=SUITE, store=db, run_id="mine", metadata={"model": "m1"})
     first, no_steps, exploded = result.samples
     # r0: (0.5 + 1.0) / 2; r1: only the output share is measured; r2: only the steps are
-    assert first["composite"] == pytest.approx(0.75)
-    assert no_steps["composite"] == pytest.approx(0.25) and no_steps["coverage"] == 0.5
-    assert no_steps["reasons"]["api_has_steps"] == "no steps"
-    assert exploded["metrics"]["api_output_share"] is None
-    assert "RuntimeError: metric bug" in exploded["metric_errors"]["api_output_share"]
-    assert exploded["composite"] == 1.0
+    assert first.composite == pytest.approx(0.75)
+    assert no_steps.composite == pytest.approx(0.25) and no_steps.coverage == 0.5
+    assert no_steps.reasons["api_has_steps"] == "no steps"
+    assert exploded.values["api_output_share"] is None
+    assert "RuntimeError: metric bug" in exploded.metric_errors["api_output_share"]
+    assert exploded.composite == 1.0
     assert result.composite == pytest.approx((0.75 + 0.25 + 1.0) / 3)
     assert result.aggregate["api_output_share"].n == 2
     assert result.aggregate["api_output_share"].n_missing == 1

@@ -28,7 +28,7 @@ from agentgauge.model import Trace
 from agentgauge.report.compare import RunSamples, compare_samples
 from agentgauge.report.export import run_aggregate, run_verdict
 from agentgauge.stats import Summary
-from agentgauge.store import RunInfo, Store
+from agentgauge.store import RunInfo, SampleRow, Store
 
 __all__ = ["RunResult", "TraceReadError", "compare", "evaluate", "load_traces", "score"]
 
@@ -111,12 +111,12 @@ class RunResult:
     Args:
         run: the run's record: ``id``, ``suite`` (its name), ``config`` (the suite's metrics,
             weights, options and thresholds, and the run's metadata), ``status``.
-        samples: one per scored trace, in input order, each a dict with ``trace_id``,
-            ``task_id``, ``metrics`` (metric -> value; None when not measured), ``reasons``
-            (why a value is None or what it means), ``metric_errors`` (metric -> error of a
-            metric that raised), ``details``, ``composite``, ``coverage`` (the share of the
-            suite's weight that was measured), ``recommendation``, ``band`` and ``error``
-            (the metric errors in one line, None without any).
+        samples: one :class:`~agentgauge.store.SampleRow` per scored trace, in input order:
+            ``trace_id``, ``task_id``, ``values`` (metric -> value; None when not measured),
+            ``reasons`` (why a value is None or what it means), ``metric_errors`` (metric ->
+            error of a metric that raised), ``details``, ``composite``, ``coverage`` (the share
+            of the suite's weight that was measured), ``recommendation``, ``band`` and
+            ``error`` (the metric errors in one line, None without any).
         aggregate: metric -> :class:`~agentgauge.stats.Summary` (mean, 95% bootstrap CI,
             n, n_missing) over the samples, ``"composite"`` included.
         read_errors: the records given as read errors instead of traces.
@@ -127,7 +127,7 @@ class RunResult:
     """
 
     run: RunInfo
-    samples: list[dict[str, Any]]
+    samples: list[SampleRow]
     aggregate: dict[str, Summary]
     read_errors: list[ReadError]
     recommendation: str | None
@@ -149,7 +149,7 @@ class RunResult:
             run=run,
             samples=list(store.iter_samples(run.id)),
             aggregate=aggregate,
-            read_errors=[ReadError(**e) for e in store.read_errors(run.id)],
+            read_errors=store.read_errors(run.id),
             recommendation=verdict["recommendation"],
             band=verdict["band"],
             store_path=None if store.path == ":memory:" else store.path,

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from agentgauge.config import Suite
     from agentgauge.io.jsonl import ReadError
     from agentgauge.model import Trace
+    from agentgauge.store import SampleRow
 
 __all__ = ["assert_passes"]
 
@@ -103,20 +104,18 @@ def _short(text: str) -> str:
 
 
 def _check_sample(
-    sample: Mapping[str, Any],
+    sample: SampleRow,
     min_composite: float | None,
     per_metric: Mapping[str, float],
     weights: Mapping[str, float],
     flipped: frozenset[str],
 ) -> _Failure:
     out = _Failure()
-    values: Mapping[str, float | None] = sample["metrics"]
-    errors: Mapping[str, str] = sample["metric_errors"]
-    reasons: Mapping[str, str] = sample["reasons"]
+    values, errors, reasons = sample.values, sample.metric_errors, sample.reasons
     for name, error in errors.items():
         out.failing.append(f"{name} raised")
         out.reasons.append(f"{name}: {_short(error)}")
-    comp = sample["composite"]
+    comp = sample.composite
     if min_composite is not None and (comp is None or comp < min_composite):
         out.failing.append(
             "no composite" if comp is None else f"composite {comp:.3f} < {min_composite:g}"
@@ -144,7 +143,7 @@ def _check_sample(
             sign = ">" if name in flipped else "<"
             out.failing.append(f"{name} {value:.3f} {sign} {threshold:g}")
             # the metric's reason, else its evidence
-            details = sample["details"].get(name)
+            details = sample.details.get(name)
             evidence = reasons.get(name) or (json.dumps(details, default=str) if details else "")
             if evidence:
                 out.reasons.append(f"{name}: {_short(evidence)}")
@@ -196,16 +195,16 @@ def assert_passes(
 
     result = traces if isinstance(traces, RunResult) else _evaluate(traces, suite)
     thresholds = dict(per_metric or {})
-    suite_config = result.run.config.get("suite", {})
-    unknown = sorted(set(thresholds) - set(suite_config.get("metrics", [])))
+    run = result.run
+    unknown = sorted(set(thresholds) - set(run.metric_order))
     if unknown:
         raise ValueError(
-            f"per_metric: {unknown[0]!r} is not a metric of the suite {result.run.suite!r} "
-            f"(its metrics: {', '.join(suite_config.get('metrics', []))})"
+            f"per_metric: {unknown[0]!r} is not a metric of the suite {run.suite!r} "
+            f"(its metrics: {', '.join(run.metric_order)})"
         )
     flipped = lower_is_better(result.metric_names)
     failures = [
-        (sample, _check_sample(sample, min_composite, thresholds, suite_config["weights"], flipped))
+        (sample, _check_sample(sample, min_composite, thresholds, run.weights, flipped))
         for sample in result.samples
     ]
     failed = [(s, f) for s, f in failures if f.failing]
@@ -216,7 +215,7 @@ def assert_passes(
 
 def _report(
     result: RunResult,
-    failed: list[tuple[dict[str, Any], _Failure]],
+    failed: list[tuple[SampleRow, _Failure]],
     min_composite: float | None,
     per_metric: Mapping[str, float],
     flipped: frozenset[str],
@@ -231,17 +230,15 @@ def _report(
     ]
     if not result.samples:
         lines[0] = f"no sample was scored (suite {result.run.suite}; run {result.run_id})"
-    failed = sorted(
-        failed, key=lambda sf: (sf[0]["composite"] is not None, sf[0]["composite"] or 0.0)
-    )
+    failed = sorted(failed, key=lambda sf: (sf[0].composite is not None, sf[0].composite or 0.0))
     if failed:
         rows = [["sample", "task", "composite", "fails", "reasons"]]
         for sample, failure in failed[:_MAX_ROWS]:
-            comp = sample["composite"]
+            comp = sample.composite
             rows.append(
                 [
-                    sample["trace_id"],
-                    sample["task_id"],
+                    sample.trace_id,
+                    sample.task_id,
                     "—" if comp is None else f"{comp:.3f}",
                     ", ".join(failure.failing),
                     "; ".join(dict.fromkeys(failure.reasons)),  # each reason once
