@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 
 from agentgauge.agents.chat import ChatError
 from agentgauge.agents.protocol import AgentLoadError
+from agentgauge.api import TraceReadError
 from agentgauge.cli import app
 from agentgauge.config import SuiteError
 from agentgauge.engine import EngineError
@@ -39,6 +40,7 @@ ERRORS = [
     StoreError,
     SuiteError,
     ToolcallError,
+    TraceReadError,
     TransientError,
     TuningError,
     UnknownMetricError,

@@ -21,6 +21,7 @@ from typing import Any, Literal
 from agentgauge.config import Suite, load_suite
 from agentgauge.engine import EvaluateOptions
 from agentgauge.engine import evaluate as run_engine
+from agentgauge.errors import AgentgaugeError
 from agentgauge.io.importers import get_importer
 from agentgauge.io.jsonl import ReadError
 from agentgauge.metrics.base import Metric, MetricResult, create_metric, score_many
@@ -35,7 +36,7 @@ __all__ = ["RunResult", "TraceReadError", "compare", "evaluate", "load_traces", 
 _SHOWN_ERRORS = 5
 
 
-class TraceReadError(ValueError):
+class TraceReadError(AgentgaugeError, ValueError):
     """Records of the input that are not traces (raised by :func:`load_traces`).
 
     Args:
