@@ -239,12 +239,14 @@ def test_score_deepfabric_file_with_weights(tmp_path: Path) -> None:
     dataset = write_jsonl(tmp_path / "df.jsonl", _deepfabric_rows())
     read_call = tool_message("read_file", {"file_path": "config.json"}, call_id="call_0")
     bad_search = tool_message("search", {"query": "tides", "limit": "5"}, call_id="call_1")
+    answer = {"role": "assistant", "content": "debug is true"}
     preds = write_jsonl(
         tmp_path / "preds.jsonl",
         [
-            {"id": "df-read", "result": read_call},
-            {"id": "df-chat", "result": {"role": "assistant", "content": "Hello!"}},
-            {"id": "df-search", "result": bad_search},
+            {"id": "df-read#1", "result": read_call},
+            {"id": "df-read#2", "result": answer},
+            {"id": "df-chat#1", "result": {"role": "assistant", "content": "Hello!"}},
+            {"id": "df-search#1", "result": bad_search},
         ],
     )
     out = tmp_path / "out.json"
@@ -258,16 +260,17 @@ def test_score_deepfabric_file_with_weights(tmp_path: Path) -> None:
     assert doc["config"]["toolcall"]["mode"] == "strict"
     assert doc["config"]["suite"]["weights"] == {"tool_selection": 0.5, "parameter_accuracy": 0.5}
     samples = {s["id"]: s for s in doc["samples"]}
-    assert samples["df-read"]["metrics"]["tool_selection"] == 1.0
-    assert samples["df-read"]["valid"] is True
-    assert samples["df-read"]["composite"] == 1.0
-    assert samples["df-chat"]["metrics"]["tool_selection"] == 1.0  # no call expected, none made
-    assert samples["df-search"]["metrics"]["tool_selection"] == 1.0
-    assert samples["df-search"]["metrics"]["parameter_accuracy"] == 0.0
-    assert samples["df-search"]["error_type"] == "type_error:limit"
-    assert samples["df-search"]["composite"] == pytest.approx(0.5)  # .5·1 + .5·0
+    assert samples["df-read#1"]["metrics"]["tool_selection"] == 1.0
+    assert samples["df-read#1"]["valid"] is True
+    assert samples["df-read#1"]["composite"] == 1.0
+    assert samples["df-read#2"]["metrics"]["tool_selection"] == 1.0  # the answer, no call
+    assert samples["df-chat#1"]["metrics"]["tool_selection"] == 1.0  # no call expected, none made
+    assert samples["df-search#1"]["metrics"]["tool_selection"] == 1.0
+    assert samples["df-search#1"]["metrics"]["parameter_accuracy"] == 0.0
+    assert samples["df-search#1"]["error_type"] == "type_error:limit"
+    assert samples["df-search#1"]["composite"] == pytest.approx(0.5)  # .5·1 + .5·0
     mean = doc["aggregate"]["composite"]["mean"]
-    assert mean == pytest.approx(sum(s["composite"] for s in samples.values()) / 3)
+    assert mean == pytest.approx(sum(s["composite"] for s in samples.values()) / 4)
 
     gate = _invoke(
         "score", "--dataset", str(dataset), "--predictions", str(preds),
@@ -398,7 +401,9 @@ def test_run_against_local_server_then_score_and_inspect(
 
 
 def test_run_parses_text_answers_and_scores_them(tmp_path: Path, no_waits: list[float]) -> None:
-    dataset = write_jsonl(tmp_path / "df.jsonl", _deepfabric_rows())
+    rows = _deepfabric_rows()
+    rows[0]["messages"] = rows[0]["messages"][:3]  # up to the call: one turn, scripted by its query
+    dataset = write_jsonl(tmp_path / "df.jsonl", rows)
     hermes = (
         '<tool_call>{"name": "read_file", "arguments": {"file_path": "config.json"}}</tool_call>'
     )
@@ -419,12 +424,12 @@ def test_run_parses_text_answers_and_scores_them(tmp_path: Path, no_waits: list[
     assert result.exit_code == 0, result.output
     samples = {s["id"]: s for s in json.loads(report.read_text())["samples"]}
     assert {k: s["valid"] for k, s in samples.items()} == {
-        "df-read": True,
-        "df-chat": True,
-        "df-search": True,
+        "df-read#1": True,
+        "df-chat#1": True,
+        "df-search#1": True,
     }
-    assert samples["df-read"]["metrics"]["tool_selection"] == 1.0
-    assert samples["df-chat"]["metrics"]["tool_selection"] == 1.0
+    assert samples["df-read#1"]["metrics"]["tool_selection"] == 1.0
+    assert samples["df-chat#1"]["metrics"]["tool_selection"] == 1.0
 
 
 def test_run_no_score_writes_predictions_only(
@@ -449,15 +454,22 @@ def test_run_no_score_writes_predictions_only(
     for request in state.requests:  # for models that refuse sampling settings
         assert "temperature" not in request.body and "seed" not in request.body
         assert request.body["max_tokens"] == 32
-    # the prompt is the conversation up to the first assistant turn
+    # each turn's prompt is the conversation before it, earlier calls and results included
     sent = {r.body["messages"][-1]["content"]: r.body["messages"] for r in state.requests}
     assert sent["Show config.json"] == [
         {"role": "system", "content": "You can use tools."},
         {"role": "user", "content": "Show config.json"},
     ]
+    [call] = sent['{"debug": true}'][2]["tool_calls"]
+    assert call["function"] == {"name": "read_file", "arguments": '{"file_path": "config.json"}'}
+    assert sent['{"debug": true}'][3] == {
+        "role": "tool",
+        "content": '{"debug": true}',
+        "tool_call_id": "call_0",
+    }
     assert sorted(json.loads(line)["id"] for line in out.read_text().splitlines()) == [
-        "df-chat",
-        "df-read",
+        "df-read#1",
+        "df-read#2",
     ]
 
 
@@ -472,7 +484,7 @@ def test_run_resume_sends_only_unanswered_samples(tmp_path: Path, no_waits: list
     state.by_query = {"Say hello": "malformed"}
     with scripted_server(state) as (base, _):
         first = _invoke(*args, "--endpoint", base)
-    assert first.exit_code == 0 and "3 samples sent, 1 failed requests" in first.output
+    assert first.exit_code == 0 and "4 samples sent, 1 failed requests" in first.output
     state = ServerState()
     state.by_query = {"Say hello": {"role": "assistant", "content": "Hello!"}}
     with scripted_server(state) as (base, _):
@@ -480,7 +492,12 @@ def test_run_resume_sends_only_unanswered_samples(tmp_path: Path, no_waits: list
     assert second.exit_code == 0 and "1 samples sent, 0 failed requests" in second.output
     assert [r.body["messages"][-1]["content"] for r in state.requests] == ["Say hello"]
     lines = [json.loads(line) for line in out.read_text().splitlines()]
-    assert sorted(line["id"] for line in lines) == ["df-chat", "df-read", "df-search"]
+    assert sorted(line["id"] for line in lines) == [
+        "df-chat#1",
+        "df-read#1",
+        "df-read#2",
+        "df-search#1",
+    ]
     assert all("error" not in line for line in lines)
 
 

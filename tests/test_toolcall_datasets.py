@@ -25,9 +25,9 @@ def test_deepfabric_sample_with_call_0_id_and_extra_keys(tmp_path: Path) -> None
             )
         ],
     )
-    [task] = list(read_dataset(path, "deepfabric"))
-    assert isinstance(task, Task)
-    assert task.id == "sample-7"
+    task, answer = list(read_dataset(path, "deepfabric"))
+    assert isinstance(task, Task) and isinstance(answer, Task)
+    assert task.id == "sample-7#1"
     assert task.input == [
         {"role": "system", "content": "You can use tools."},
         {"role": "user", "content": "Show config.json"},
@@ -37,9 +37,27 @@ def test_deepfabric_sample_with_call_0_id_and_extra_keys(tmp_path: Path) -> None
     ]
     assert [t.name for t in task.tools] == ["read_file"]
     assert task.tools[0].parameters["required"] == ["file_path"]
-    assert task.expected_output == "debug is true"
+    assert task.expected_output is None
     assert task.reference_trajectory == ["read_file"]
     assert task.description == "Show config.json"
+    # the final answer is the second turn: the call and its result are in its prompt
+    assert answer.id == "sample-7#2" and answer.expected_calls == []
+    assert answer.expected_output == "debug is true"
+    assert answer.input == [
+        *task.input,
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [
+                {
+                    "id": "call_0",
+                    "type": "function",
+                    "function": {"name": "read_file", "arguments": '{"file_path": "config.json"}'},
+                }
+            ],
+        },
+        {"role": "tool", "content": '{"debug": true}', "tool_call_id": "call_0"},
+    ]
 
 
 def test_deepfabric_falls_back_to_tool_context(tmp_path: Path) -> None:
@@ -50,7 +68,7 @@ def test_deepfabric_falls_back_to_tool_context(tmp_path: Path) -> None:
     ]
     sample["final_answer"] = "debug is true"
     [task] = list(read_dataset(write_jsonl(tmp_path / "df.jsonl", [sample]), "deepfabric"))
-    assert isinstance(task, Task) and task.id == "line-1"
+    assert isinstance(task, Task) and task.id == "line-1#1"
     assert task.expected_calls == [
         ExpectedCall(name="read_file", arguments={"file_path": ["config.json"]})
     ]
@@ -68,7 +86,7 @@ def test_conversation_expecting_no_call(tmp_path: Path) -> None:
     }
     [task] = list(read_dataset(write_jsonl(tmp_path / "oa.jsonl", [sample]), "openai"))
     assert isinstance(task, Task)
-    assert task.id == "3" and task.expected_calls == [] and task.expected_output == "4"
+    assert task.id == "3#1" and task.expected_calls == [] and task.expected_output == "4"
 
 
 def test_openai_conversation_with_parallel_calls(tmp_path: Path) -> None:
@@ -113,7 +131,7 @@ def test_bad_lines_name_file_line_and_field_and_reading_goes_on(tmp_path: Path) 
         (str(path), 4, "messages[1].role"),
         (str(path), 5, None),
     ]
-    assert isinstance(items[-1], Task) and items[-1].id == "ok"
+    assert isinstance(items[-1], Task) and items[-1].id == "ok#2"
 
 
 def _bfcl_lines(shared_data: Path, category: str, n: int) -> tuple[list[str], list[str]]:
@@ -170,7 +188,7 @@ def test_predictions_become_traces(tmp_path: Path) -> None:
             ),
             "deepfabric",
         )
-        if isinstance(t, Task)
+        if isinstance(t, Task) and t.id.endswith("#1")
     }
     message = {
         "role": "assistant",
@@ -187,64 +205,64 @@ def test_predictions_become_traces(tmp_path: Path) -> None:
         tmp_path / "preds.jsonl",
         [
             {
-                "id": "s0",
+                "id": "s0#1",
                 "result": message,
                 "latency_s": 0.25,
                 "usage": {"input_tokens": 10, "output_tokens": 3},
                 "attempts": 1,
                 "finish_reason": "tool_calls",
             },
-            {"id": "s1", "result": [{"read_file": {"file_path": "config.json"}}]},
+            {"id": "s1#1", "result": [{"read_file": {"file_path": "config.json"}}]},
             {
-                "id": "s2",
+                "id": "s2#1",
                 "result": "Reading.<tool_call>"
                 + json.dumps({"name": "read_file", "arguments": {"file_path": "x"}})
                 + "</tool_call>",
             },
-            {"id": "s3", "result": "read_file(file_path="},
-            {"id": "s4", "attempts": 5, "error": "HTTP 503: overloaded (after 5 attempts)"},
+            {"id": "s3#1", "result": "read_file(file_path="},
+            {"id": "s4#1", "attempts": 5, "error": "HTTP 503: overloaded (after 5 attempts)"},
             {"id": "nope", "result": []},
-            {"id": "s0", "result": []},
+            {"id": "s0#1", "result": []},
             {"result": []},
-            {"id": "s5"},  # neither result nor error
+            {"id": "s5#1"},  # neither result nor error
         ],
     )
     items = list(read_predictions(path, tasks, include_missing=True))
     traces = {i.id: i for i in items if isinstance(i, Trace)}
     errors = [(e.line, e.field) for e in items if isinstance(e, ReadError)]
     assert errors == [(6, "id"), (7, "id"), (8, "id"), (9, "result")]
-    s0 = traces["s0"]
+    s0 = traces["s0#1"]
     assert [s.kind for s in s0.steps] == [StepKind.tool_call]
     assert s0.tool_calls[0].id == "call_9" and s0.tool_calls[0].arguments == {
         "file_path": "config.json"
     }
     assert s0.duration_s == 0.25 and s0.usage == Usage(input_tokens=10, output_tokens=3)
     assert s0.metadata == {"raw_output": message, "parse_error": None, "parse_format": "openai"}
-    assert traces["s1"].metadata["parse_format"] == "bfcl"
-    assert traces["s2"].output == "Reading." and traces["s2"].metadata["parse_format"] == "hermes"
-    assert traces["s3"].tool_calls == [] and traces["s3"].metadata["parse_error"]
-    assert traces["s4"].metadata["run_error"] == "HTTP 503: overloaded (after 5 attempts)"
-    assert traces["s5"].metadata["run_error"] == "no prediction"
+    assert traces["s1#1"].metadata["parse_format"] == "bfcl"
+    assert traces["s2#1"].output == "Reading." and traces["s2#1"].metadata["parse_format"] == "hermes"
+    assert traces["s3#1"].tool_calls == [] and traces["s3#1"].metadata["parse_error"]
+    assert traces["s4#1"].metadata["run_error"] == "HTTP 503: overloaded (after 5 attempts)"
+    assert traces["s5#1"].metadata["run_error"] == "no prediction"
 
     samples = {s.trace_id: s for s in score_traces(list(traces.values()), load_suite("toolcall"))}
     assert {k: s.values["execution_success"] for k, s in samples.items()} == {
-        "s0": 1.0,
-        "s1": 1.0,
-        "s2": 1.0,  # types right, value wrong: the spec does not compare values
-        "s3": 0.0,
-        "s4": 0.0,
-        "s5": 0.0,
+        "s0#1": 1.0,
+        "s1#1": 1.0,
+        "s2#1": 1.0,  # types right, value wrong: the spec does not compare values
+        "s3#1": 0.0,
+        "s4#1": 0.0,
+        "s5#1": 0.0,
     }
     assert {k: s.values["value_accuracy"] for k, s in samples.items()} == {
-        "s0": 1.0,
-        "s1": 1.0,
-        "s2": 0.0,
-        "s3": 0.0,
-        "s4": 0.0,
-        "s5": 0.0,
+        "s0#1": 1.0,
+        "s1#1": 1.0,
+        "s2#1": 0.0,
+        "s3#1": 0.0,
+        "s4#1": 0.0,
+        "s5#1": 0.0,
     }
-    assert samples["s3"].details["value_accuracy"]["error_type"] == "parse_error"
-    assert samples["s4"].details["tool_selection"]["error_type"] == "run_error"
+    assert samples["s3#1"].details["value_accuracy"]["error_type"] == "parse_error"
+    assert samples["s4#1"].details["tool_selection"]["error_type"] == "run_error"
 
 
 @pytest.mark.parametrize(

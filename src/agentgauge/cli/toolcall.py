@@ -48,6 +48,13 @@ class Mode(StrEnum):
     lenient = "lenient"
 
 
+class Turns(StrEnum):
+    """``--turns``'s choices: which assistant turns of a conversation are samples."""
+
+    all = "all"
+    last = "last"
+
+
 DatasetOpt = Annotated[
     Path, typer.Option("--dataset", help="Dataset file (JSONL; BFCL: its question file).")
 ]
@@ -55,6 +62,14 @@ AnswersOpt = Annotated[
     Path | None, typer.Option("--answers", help="BFCL possible-answer file for the dataset.")
 ]
 FormatOpt = Annotated[DatasetFormat, typer.Option("--format", help="Dataset format.")]
+TurnsOpt = Annotated[
+    Turns,
+    typer.Option(
+        "--turns",
+        help="Conversations: a sample per assistant turn (all, ids <id>#<n>) or the last "
+        "turn only (last, ids <id>).",
+    ),
+]
 ModeOpt = Annotated[
     Mode | None,
     typer.Option(
@@ -113,6 +128,7 @@ def score(
     ],
     fmt: FormatOpt,
     answers: AnswersOpt = None,
+    turns: TurnsOpt = Turns.all,
     mode: ModeOpt = None,
     weights: WeightsOpt = None,
     json_out: JsonOption = None,
@@ -127,12 +143,13 @@ def score(
     The run is stored and reported like any other.
     """
     from agentgauge.store import Store
-    from agentgauge.toolcall.runs import load_dataset, score_predictions
+    from agentgauge.toolcall.runs import check_scorable, load_dataset, score_predictions
 
     suite = _suite(fmt, mode, weights)
     if not predictions.is_file():
         raise usage_error(f"no such file: {predictions}")
-    data = load_dataset(dataset, fmt.value, answers)
+    data = load_dataset(dataset, fmt.value, answers, turns.value)
+    check_scorable(data, suite)
     with Store(db) as store:
         run_id = score_predictions(
             data, predictions, suite, store=store, jobs=jobs, progress=progress
@@ -164,6 +181,7 @@ def run(
         Path, typer.Option("--out", callback=output_file, help="Predictions JSONL to write.")
     ],
     answers: AnswersOpt = None,
+    turns: TurnsOpt = Turns.all,
     concurrency: Annotated[int, typer.Option(min=1, help="Requests in flight.")] = 8,
     timeout: Annotated[float, typer.Option(min=0.001, help="Seconds per attempt.")] = 120.0,
     max_retries: Annotated[int, typer.Option(min=0, help="Retries on 429/5xx/timeouts.")] = 4,
@@ -214,7 +232,7 @@ def run(
         seed=optional_number("--seed", seed, int),
         max_tokens=max_tokens,
     )
-    data = load_dataset(dataset, fmt.value, answers)
+    data = load_dataset(dataset, fmt.value, answers, turns.value)
     data = replace(data, tasks=data.tasks[:limit]) if limit is not None else data
     settings = RunSettings(concurrency=concurrency, timeout_s=timeout, max_retries=max_retries)
     backend = HttpChatBackend(config, concurrency=concurrency)

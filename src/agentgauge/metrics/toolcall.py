@@ -13,7 +13,9 @@ Per sample (``tool-calling-metrics.md`` and the DESIGN rulings):
 - ``response_quality`` = token F1 between the final answer and the reference answer
   (``task.expected_output``, else ``task.references[0]``); None unless both exist.
 - ``value_accuracy`` (beyond the spec) = 1 iff the argument values are the expected ones, in
-  mode ``bfcl`` (BFCL's AST checker, verdict for verdict), ``strict`` or ``lenient``.
+  mode ``bfcl`` (BFCL's AST checker, verdict for verdict; for a BFCL multi-turn question, BFCL's
+  multi-turn checker on BFCL's simulated APIs, its label in ``error_type``), ``strict`` or
+  ``lenient``.
 - ``abstention`` (beyond the spec) = on the samples where no call is expected only (BFCL's
   irrelevance sets), 1 iff the model made no call and its output was readable; None elsewhere,
   so its run mean is the abstention rate. A malformed call is not an abstention (BFCL's own
@@ -36,6 +38,12 @@ from agentgauge.metrics.base import MetricResult, metric
 from agentgauge.model import JSON, Trace
 from agentgauge.scoring import composite
 from agentgauge.toolcall.bfcl import BfclUnsupported, BfclVerdict, check_bfcl
+from agentgauge.toolcall.bfcl_multiturn import (
+    MultiTurnQuestion,
+    SimulatorError,
+    check_multi_turn,
+    is_multi_turn,
+)
 from agentgauge.toolcall.diagnosis import Diagnosis, call_dicts, diagnose
 from agentgauge.toolcall.matching import Tolerance
 
@@ -321,6 +329,8 @@ class ValueAccuracy:
             "predicted": call_dicts(calls),
             "raw_output": trace.metadata.get("raw_output"),
         }
+        if is_multi_turn(task):
+            return _score_multi_turn(trace, base)
         if parse_error and expected:
             verdict = BfclVerdict(False, "ast_decoder:decoder_failed", str(parse_error))
         else:
@@ -348,6 +358,30 @@ class ValueAccuracy:
                 "bfcl_error": verdict.error,
             },
         )
+
+
+def _score_multi_turn(trace: Trace, base: dict[str, Any]) -> MetricResult:
+    """BFCL's multi-turn checker on BFCL's simulated APIs."""
+    try:
+        verdict = check_multi_turn(
+            MultiTurnQuestion.from_task(trace.task), trace.metadata.get("raw_output")
+        )
+    except SimulatorError as exc:
+        return MetricResult.missing(str(exc), **base)
+    errors = [verdict.error_type] if verdict.error_type else []
+    return MetricResult(
+        value=_verdict(verdict.valid),
+        details={
+            **base,
+            "errors": errors,
+            "error_type": verdict.error_type,
+            "bfcl_error_type": None if verdict.input_error else verdict.error_type,
+            "bfcl_error": None if verdict.input_error else verdict.error,
+            "input_error": verdict.error if verdict.input_error else None,
+            "turn": verdict.turn,
+            **verdict.details,
+        },
+    )
 
 
 def overall(

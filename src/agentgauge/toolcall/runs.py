@@ -21,7 +21,8 @@ from agentgauge.errors import AgentgaugeError
 from agentgauge.io.jsonl import ReadError
 from agentgauge.model import Task, Trace
 from agentgauge.store import Store
-from agentgauge.toolcall.datasets import DatasetFormat, read_dataset, read_predictions
+from agentgauge.toolcall.bfcl_multiturn import SimulatorError, is_multi_turn, require_simulators
+from agentgauge.toolcall.datasets import DatasetFormat, Turns, read_dataset, read_predictions
 from agentgauge.toolcall.runner import (
     ChatBackend,
     Prediction,
@@ -38,6 +39,7 @@ __all__ = [
     "ModelRun",
     "ToolcallError",
     "add_verdict",
+    "check_scorable",
     "count_unanswered",
     "default_mode",
     "load_dataset",
@@ -126,6 +128,7 @@ class Dataset:
         answers: BFCL's possible-answer file, if any.
         tasks: the usable samples, in file order.
         errors: the lines that could not be read (reported with the run).
+        turns: which assistant turns of a conversation are samples (``all`` or ``last``).
     """
 
     path: Path
@@ -133,15 +136,20 @@ class Dataset:
     answers: Path | None = None
     tasks: list[Task] = field(default_factory=list)
     errors: list[ReadError] = field(default_factory=list)
+    turns: Turns = "all"
 
 
-def load_dataset(path: Path, fmt: DatasetFormat, answers: Path | None = None) -> Dataset:
+def load_dataset(
+    path: Path, fmt: DatasetFormat, answers: Path | None = None, turns: Turns = "all"
+) -> Dataset:
     """Read a tool-calling dataset.
 
     Args:
         path: the dataset (JSONL; BFCL: its question file).
         fmt: its format.
         answers: BFCL's possible-answer file.
+        turns: which assistant turns of a conversation are samples: ``all`` (``<id>#<n>``) or
+            ``last`` (``<id>``); conversation formats only.
 
     Raises:
         ToolcallError: a missing file, an answers file with another format, or no usable
@@ -153,7 +161,7 @@ def load_dataset(path: Path, fmt: DatasetFormat, answers: Path | None = None) ->
     tasks: list[Task] = []
     errors: list[ReadError] = []
     try:
-        for item in read_dataset(path, fmt, answers=answers):
+        for item in read_dataset(path, fmt, answers=answers, turns=turns):
             if isinstance(item, ReadError):
                 errors.append(item)
             else:
@@ -163,7 +171,7 @@ def load_dataset(path: Path, fmt: DatasetFormat, answers: Path | None = None) ->
     if not tasks:
         first = f" (first error: {errors[0]})" if errors else ""
         raise ToolcallError(f"{path}: no usable sample{first}")
-    return Dataset(path, fmt, answers, tasks, errors)
+    return Dataset(path, fmt, answers, tasks, errors, turns)
 
 
 def _scored_items(dataset: Dataset, predictions: Path) -> Iterator[Trace | ReadError]:
@@ -171,6 +179,24 @@ def _scored_items(dataset: Dataset, predictions: Path) -> Iterator[Trace | ReadE
     yield from dataset.errors
     by_id = {task.id: task for task in dataset.tasks}
     yield from read_predictions(predictions, by_id, include_missing=True)
+
+
+def check_scorable(dataset: Dataset, suite: Suite) -> None:
+    """Check that the suite can score the dataset's samples.
+
+    Args:
+        dataset: the dataset.
+        suite: the ``toolcall`` suite.
+
+    Raises:
+        ToolcallError: BFCL multi-turn questions in mode ``bfcl`` without BFCL's simulated
+            APIs installed (the message says how to install them).
+    """
+    if suite.options[VALUE_METRIC]["mode"] == "bfcl" and any(map(is_multi_turn, dataset.tasks)):
+        try:
+            require_simulators()
+        except SimulatorError as exc:
+            raise ToolcallError(str(exc)) from None
 
 
 def score_predictions(
@@ -198,11 +224,16 @@ def score_predictions(
 
     Returns:
         The run id.
+
+    Raises:
+        ToolcallError: see :func:`check_scorable`.
     """
+    check_scorable(dataset, suite)
     config = {
         "dataset": str(dataset.path),
         "answers": str(dataset.answers) if dataset.answers else None,
         "format": dataset.format,
+        "turns": dataset.turns,
         "mode": suite.options[VALUE_METRIC]["mode"],
         "weights": suite.weights,
         "predictions": str(predictions),
@@ -304,7 +335,16 @@ def run_model(
         settings: concurrency, deadline and retries.
         resume: keep ``out``'s answered lines; send only the other samples.
         progress: show a progress bar.
+
+    Raises:
+        ToolcallError: for BFCL multi-turn questions, which need the model's calls executed
+            turn by turn while it runs.
     """
+    if any(map(is_multi_turn, tasks)):
+        raise ToolcallError(
+            "BFCL multi-turn questions need the model's calls executed turn by turn, which "
+            "this runner does not do; score a BFCL result file with 'toolcall score'"
+        )
     requests = []
     unsendable: list[Prediction] = []
     for task in tasks:
