@@ -13,24 +13,25 @@ $(VENV)/.installed: pyproject.toml
 
 install: $(VENV)/.installed
 
+# BFCL's own package: its simulated APIs for multi-turn checking, its checkers side by side in the
+# tests and benches; --no-deps keeps its provider SDKs out.
+BENCH_DEPS := .bench-deps
+$(BENCH_DEPS)/.installed: $(VENV)/.installed
+	$(PY) -m pip install -q --no-deps --target $(BENCH_DEPS) bfcl-eval==2026.3.23
+	touch $@
+
 demo: install
 	$(PY) examples/generate_demo.py --out examples/demo_traces.jsonl --check
 	$(VENV)/bin/agentgauge evaluate examples/demo_traces.jsonl --suite behavior \
 		--db agentgauge.db --json demo-results.json --html demo-report.html
 
-test: install
+test: install $(BENCH_DEPS)/.installed
 	$(PY) -m pytest -q
 
 lint: install
 	$(VENV)/bin/ruff check src tests bench examples
 	$(VENV)/bin/ruff format --check src tests bench examples
 	$(VENV)/bin/mypy src
-
-# BFCL's own checker, side by side in bench_toolcall; --no-deps keeps its provider SDKs out.
-BENCH_DEPS := .bench-deps
-$(BENCH_DEPS)/.installed: $(VENV)/.installed
-	$(PY) -m pip install -q --no-deps --target $(BENCH_DEPS) bfcl-eval==2026.3.23
-	touch $@
 
 bench: install $(BENCH_DEPS)/.installed
 	for f in bench/bench_*.py; do echo "== $$f"; PYTHONPATH=src:$(BENCH_DEPS) $(PY) $$f || exit 1; done

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,8 @@ os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
 os.environ["COLUMNS"] = "200"  # rich tables in CLI output are not truncated
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+# `make test` installs BFCL's own package here, without its dependencies
+BENCH_DEPS = Path(__file__).resolve().parents[1] / ".bench-deps"
 
 
 @pytest.fixture(scope="session")
@@ -21,3 +24,14 @@ def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.fail(f"real data not found at {SHARED_DATA}; the checkout needs ../shared beside it")
     return SHARED_DATA
+
+
+@pytest.fixture(scope="session")
+def bfcl_eval() -> None:
+    """BFCL's own package (its simulated APIs and checkers) importable, from ``.bench-deps``
+    where ``make test`` installs it; the test is skipped without it."""
+    if BENCH_DEPS.is_dir() and str(BENCH_DEPS) not in sys.path:
+        sys.path.append(str(BENCH_DEPS))
+    pytest.importorskip(
+        "bfcl_eval", reason="bfcl-eval is not installed (make test installs it into .bench-deps)"
+    )

@@ -281,6 +281,51 @@ def test_score_deepfabric_file_with_weights(tmp_path: Path) -> None:
     assert gate.exit_code == 1 and "below --fail-under" in gate.output
 
 
+def test_score_a_chat_per_turn_or_its_last_turn(tmp_path: Path) -> None:
+    chat = {
+        "id": "c",
+        "messages": [
+            {"role": "user", "content": "Find 5 pages on tides"},
+            tool_message("search", {"query": "tides", "limit": 5}, call_id="call_1"),
+            {"role": "tool", "tool_call_id": "call_1", "content": "[]"},
+            {"role": "assistant", "content": "Nothing found."},
+            {"role": "user", "content": "Read config.json"},
+            tool_message("read_file", {"file_path": "config.json"}, call_id="call_2"),
+        ],
+        "tools": [READ_FILE_TOOL, SEARCH_TOOL],
+    }
+    dataset = write_jsonl(tmp_path / "chats.jsonl", [chat])
+    read_call = tool_message("read_file", {"file_path": "config.json"})
+    per_turn = write_jsonl(
+        tmp_path / "turns.jsonl",
+        [
+            {"id": "c#1", "result": tool_message("search", {"query": "tides", "limit": 5})},
+            {"id": "c#2", "result": read_call},  # a call where the answer was due
+            {"id": "c#3", "result": read_call},
+        ],
+    )
+    last = write_jsonl(tmp_path / "last.jsonl", [{"id": "c", "result": read_call}])
+    docs = {}
+    for turns, preds in (("all", per_turn), ("last", last)):
+        out = tmp_path / f"{turns}.json"
+        result = _invoke(
+            "score", "--dataset", str(dataset), "--predictions", str(preds), "--format", "openai",
+            "--turns", turns, "--json", str(out), "--db", str(tmp_path / "ag.db"),
+            "--jobs", "1", "--no-progress",
+        )  # fmt: skip
+        assert result.exit_code == 0, result.output
+        docs[turns] = json.loads(out.read_text(encoding="utf-8"))
+    assert docs["all"]["config"]["toolcall"]["turns"] == "all"
+    assert {s["id"]: s["valid"] for s in docs["all"]["samples"]} == {
+        "c#1": True,
+        "c#2": False,
+        "c#3": True,
+    }
+    assert docs["all"]["samples"][1]["error_type"] == "spurious_call"
+    assert [(s["id"], s["valid"]) for s in docs["last"]["samples"]] == [("c", True)]
+    assert docs["last"]["errors"] == []
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

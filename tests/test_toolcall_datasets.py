@@ -113,6 +113,107 @@ def test_openai_conversation_with_parallel_calls(tmp_path: Path) -> None:
     assert task.description == "Weather in Oslo and Rome?"
 
 
+def _call(call_id: str, name: str, **arguments: Any) -> dict[str, Any]:
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+
+
+def _two_question_chat() -> dict[str, Any]:
+    """An OpenAI chat with two user questions: a call and its answer, then two parallel calls
+    after an empty assistant message, and the final answer."""
+    return {
+        "id": "chat-1",
+        "messages": [
+            {"role": "system", "content": "Be brief."},
+            {"role": "user", "content": "Weather in Oslo?"},
+            {"role": "assistant", "content": None, "tool_calls": [_call("a", "w", city="Oslo")]},
+            {"role": "tool", "tool_call_id": "a", "content": "rain"},
+            {"role": "assistant", "content": "Rain in Oslo."},
+            {"role": "user", "content": "And Rome and Paris?"},
+            {"role": "assistant", "content": ""},
+            {
+                "role": "assistant",
+                "content": "Checking both.",
+                "tool_calls": [_call("b", "w", city="Rome"), _call("c", "w", city="Paris")],
+            },
+            {"role": "tool", "tool_call_id": "b", "content": "sun"},
+            {"role": "tool", "tool_call_id": "c", "content": "fog"},
+            {"role": "assistant", "content": "Sun in Rome, fog in Paris."},
+        ],
+        "tools": [{"name": "w", "parameters": {"type": "object", "properties": {}}}],
+    }
+
+
+def test_a_chat_gives_a_sample_per_assistant_turn(tmp_path: Path) -> None:
+    chat = _two_question_chat()
+    tasks = list(read_dataset(write_jsonl(tmp_path / "oa.jsonl", [chat]), "openai"))
+    assert all(isinstance(t, Task) for t in tasks)
+    by_id = {t.id: t for t in tasks if isinstance(t, Task)}
+    # the empty assistant message (the third) is counted, and gives no sample
+    assert list(by_id) == ["chat-1#1", "chat-1#2", "chat-1#4", "chat-1#5"]
+    expected = {
+        key: [(c.name, c.arguments) for c in t.expected_calls or []] for key, t in by_id.items()
+    }
+    assert expected == {
+        "chat-1#1": [("w", {"city": ["Oslo"]})],
+        "chat-1#2": [],
+        "chat-1#4": [("w", {"city": ["Rome"]}), ("w", {"city": ["Paris"]})],
+        "chat-1#5": [],
+    }
+    assert {k: t.expected_output for k, t in by_id.items()} == {
+        "chat-1#1": None,
+        "chat-1#2": "Rain in Oslo.",
+        "chat-1#4": None,
+        "chat-1#5": "Sun in Rome, fog in Paris.",
+    }
+    assert {k: len(t.input) for k, t in by_id.items()} == {
+        "chat-1#1": 2,
+        "chat-1#2": 4,
+        "chat-1#4": 7,
+        "chat-1#5": 10,
+    }
+    fourth = by_id["chat-1#4"]
+    assert fourth.description == "And Rome and Paris?"
+    assert fourth.metadata["turn"] == 4 and fourth.metadata["conversation_id"] == "chat-1"
+    assert isinstance(fourth.input, list) and fourth.input[2] == {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": "a",
+                "type": "function",
+                "function": {"name": "w", "arguments": '{"city": "Oslo"}'},
+            }
+        ],
+    }
+    assert fourth.input[3] == {"role": "tool", "content": "rain", "tool_call_id": "a"}
+
+    [last] = list(read_dataset(write_jsonl(tmp_path / "l.jsonl", [chat]), "openai", turns="last"))
+    assert isinstance(last, Task) and last.id == "chat-1"
+    assert last.input == by_id["chat-1#5"].input and last.expected_calls == []
+    assert last.metadata["turn"] == 5
+
+
+def test_deepfabric_conversations_layout(tmp_path: Path) -> None:
+    sample = deepfabric_sample(id="old")
+    sample["conversations"] = sample.pop("messages")
+    tasks = list(read_dataset(write_jsonl(tmp_path / "df.jsonl", [sample]), "deepfabric"))
+    current = list(
+        read_dataset(
+            write_jsonl(tmp_path / "new.jsonl", [deepfabric_sample(id="old")]), "deepfabric"
+        )
+    )
+    assert tasks == current and [t.id for t in tasks if isinstance(t, Task)] == ["old#1", "old#2"]
+    del sample["conversations"][1]["role"]
+    [error] = list(read_dataset(write_jsonl(tmp_path / "bad.jsonl", [sample]), "deepfabric"))
+    assert isinstance(error, ReadError) and error.field == "conversations[1].role"
+
+
+def test_turns_are_chosen_for_conversations_only(shared_data: Path) -> None:
+    bfcl = shared_data / "bfcl"
+    with pytest.raises(ValueError, match="conversations only"):
+        read_dataset(bfcl / "BFCL_v4_irrelevance.json", "bfcl", turns="last")
+
+
 def test_bad_lines_name_file_line_and_field_and_reading_goes_on(tmp_path: Path) -> None:
     bad_args = deepfabric_sample()
     bad_args["messages"][2]["tool_calls"][0]["function"]["arguments"] = '{"file_path": '
@@ -239,7 +340,9 @@ def test_predictions_become_traces(tmp_path: Path) -> None:
     assert s0.duration_s == 0.25 and s0.usage == Usage(input_tokens=10, output_tokens=3)
     assert s0.metadata == {"raw_output": message, "parse_error": None, "parse_format": "openai"}
     assert traces["s1#1"].metadata["parse_format"] == "bfcl"
-    assert traces["s2#1"].output == "Reading." and traces["s2#1"].metadata["parse_format"] == "hermes"
+    assert (
+        traces["s2#1"].output == "Reading." and traces["s2#1"].metadata["parse_format"] == "hermes"
+    )
     assert traces["s3#1"].tool_calls == [] and traces["s3#1"].metadata["parse_error"]
     assert traces["s4#1"].metadata["run_error"] == "HTTP 503: overloaded (after 5 attempts)"
     assert traces["s5#1"].metadata["run_error"] == "no prediction"

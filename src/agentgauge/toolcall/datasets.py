@@ -390,6 +390,8 @@ def _func_docs(folder: Path, name: str) -> list[ToolSpec]:
     if file is None:
         raise _LineError("involved_classes", f"unknown BFCL class {name!r}")
     path = folder / file
+    if not path.is_file():
+        raise _LineError("involved_classes", f"the function docs of {name} are missing: {path}")
     docs: list[ToolSpec] = []
     for raw in iter_raw_lines(path):
         doc = validate_line(ChatFunction, raw)
