@@ -20,6 +20,7 @@ from agentgauge.engine import EngineError
 from agentgauge.errors import AgentgaugeError
 from agentgauge.http import RequestFailed, ResponseError, TransientError
 from agentgauge.metrics.base import MetricOptionError, UnknownMetricError
+from agentgauge.registry import UnknownNameError
 from agentgauge.review.runs import ReviewError
 from agentgauge.store import Store, StoreError
 from agentgauge.toolcall.bfcl import BfclUnsupported
@@ -44,6 +45,7 @@ ERRORS = [
     TransientError,
     TuningError,
     UnknownMetricError,
+    UnknownNameError,
 ]
 
 
@@ -55,7 +57,9 @@ def test_every_error_has_the_one_root(error: type[Exception]) -> None:
 def test_the_root_keeps_the_builtin_bases_callers_catch() -> None:
     assert issubclass(SuiteError, ValueError) and issubclass(ParameterError, ValueError)
     assert issubclass(StoreError, RuntimeError) and issubclass(UnknownMetricError, KeyError)
-    assert str(UnknownMetricError("no metric 'x'")) == "no metric 'x'"  # not KeyError's repr
+    assert issubclass(UnknownNameError, ValueError)
+    unknown = UnknownMetricError("metric", "x", ["b", "a"])
+    assert str(unknown) == "unknown metric 'x'; known metrics: a, b"  # not KeyError's repr
 
 
 def test_a_command_reports_an_error_from_the_library_in_one_line(tmp_path: Path) -> None:

@@ -19,14 +19,15 @@ import inspect
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from importlib.metadata import entry_points
 from typing import Any, Protocol, cast, runtime_checkable
 
 from agentgauge.errors import AgentgaugeError
 from agentgauge.model import Trace
+from agentgauge.registry import Registry, UnknownNameError, keyword_options
 
 __all__ = [
     "ENTRY_POINT_GROUP",
+    "METRICS",
     "BatchMetric",
     "Metric",
     "MetricInfo",
@@ -95,11 +96,8 @@ class BatchMetric(Metric, Protocol):
     def score_batch(self, traces: Sequence[Trace]) -> list[MetricResult]: ...
 
 
-class UnknownMetricError(AgentgaugeError, KeyError):
+class UnknownMetricError(UnknownNameError, KeyError):
     """Raised for a metric name that is not registered."""
-
-    def __str__(self) -> str:
-        return str(self.args[0])
 
 
 class MetricOptionError(AgentgaugeError, ValueError):
@@ -129,21 +127,6 @@ class _FunctionMetric:
         return self._fn(trace, **self._options)
 
 
-_REGISTRY: dict[str, MetricInfo] = {}
-_plugins_loaded = False
-
-
-def _option_defaults(target: Callable[..., Any], skip_first: bool) -> dict[str, Any]:
-    params = list(inspect.signature(target).parameters.values())
-    if skip_first:
-        params = params[1:]
-    return {
-        p.name: (None if p.default is inspect.Parameter.empty else p.default)
-        for p in params
-        if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)
-    }
-
-
 def metric(
     name: str, *, description: str = "", higher_is_better: bool = True
 ) -> Callable[[Any], Any]:
@@ -163,7 +146,7 @@ def metric(
 
     def register(obj: Any) -> Any:
         if inspect.isclass(obj):
-            options = _option_defaults(obj.__init__, skip_first=True)
+            options = keyword_options(obj.__init__)
 
             def class_factory(**opts: Any) -> Metric:
                 instance = cast(Metric, obj(**opts))
@@ -172,7 +155,7 @@ def metric(
 
             factory: Callable[..., Metric] = class_factory
         elif callable(obj):
-            options = _option_defaults(obj, skip_first=True)
+            options = keyword_options(obj)
 
             def function_factory(**opts: Any) -> Metric:
                 return _FunctionMetric(name, obj, opts)
@@ -181,34 +164,37 @@ def metric(
         else:
             raise TypeError(f"@metric({name!r}) decorates a class or a function, not {obj!r}")
         doc = description or (inspect.getdoc(obj) or "").split("\n", 1)[0]
-        _REGISTRY[name] = MetricInfo(name, factory, doc, higher_is_better, options)
+        METRICS.add(
+            name,
+            MetricInfo(name, factory, doc, higher_is_better, options),
+            source=obj,
+            description=doc,
+        )
         return obj
 
     return register
 
 
+METRICS: Registry[MetricInfo] = Registry(
+    "metric",
+    ENTRY_POINT_GROUP,
+    builtins=("agentgauge.metrics",),
+    adopt=lambda name, obj: metric(name)(obj),
+    error=UnknownMetricError,
+)
+"""Every metric by name: the built-in ones and those of the ``agentgauge.metrics`` entry
+points (a class or function decorated with :func:`metric`, or an undecorated one, then
+registered under the entry point's name)."""
+
+
 def load_plugins() -> None:
-    """Import the built-in metric modules and the ``agentgauge.metrics`` entry points once.
-
-    An entry point names a class or function decorated with :func:`metric`, or an undecorated
-    one, which is then registered under the entry point's name.
-    """
-    global _plugins_loaded
-    if _plugins_loaded:
-        return
-    _plugins_loaded = True
-    import agentgauge.metrics  # noqa: F401  (registers the built-in metrics)
-
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
-        obj = ep.load()
-        if not any(info.factory is obj or ep.name == info.name for info in _REGISTRY.values()):
-            metric(ep.name)(obj)
+    """Import the built-in metric modules and the ``agentgauge.metrics`` entry points once."""
+    METRICS.load()
 
 
 def list_metrics() -> list[MetricInfo]:
     """Every registered metric, sorted by name."""
-    load_plugins()
-    return [_REGISTRY[k] for k in sorted(_REGISTRY)]
+    return sorted((e.value for e in METRICS.entries()), key=lambda info: info.name)
 
 
 def get_metric_info(name: str) -> MetricInfo:
@@ -220,12 +206,7 @@ def get_metric_info(name: str) -> MetricInfo:
     Raises:
         UnknownMetricError: naming the metric and the known ones.
     """
-    load_plugins()
-    try:
-        return _REGISTRY[name]
-    except KeyError:
-        known = ", ".join(sorted(_REGISTRY))
-        raise UnknownMetricError(f"unknown metric {name!r}; known metrics: {known}") from None
+    return METRICS.get(name)
 
 
 def lower_is_better(names: Iterable[str]) -> frozenset[str]:
@@ -234,8 +215,10 @@ def lower_is_better(names: Iterable[str]) -> frozenset[str]:
     Args:
         names: metric names; names the registry does not know count as higher-is-better.
     """
-    load_plugins()
-    return frozenset(n for n in names if n in _REGISTRY and not _REGISTRY[n].higher_is_better)
+    infos = {n: METRICS.find(n) for n in names}
+    return frozenset(
+        n for n, info in infos.items() if info is not None and not info.higher_is_better
+    )
 
 
 def create_metric(name: str, options: dict[str, Any] | None = None) -> Metric:
