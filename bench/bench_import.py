@@ -33,12 +33,12 @@ def _generate(path: Path, n: int) -> None:
 
 
 def _measure(fmt: str, path: str) -> None:
-    from agentgauge.io.importers import IMPORTERS
+    from agentgauge.io.importers import get_importer
     from agentgauge.model import Trace
 
     start = time.perf_counter()
     traces = steps = errors = 0
-    for item in IMPORTERS[fmt](path):
+    for item in get_importer(fmt)(path):
         if isinstance(item, Trace):
             traces += 1
             steps += len(item.steps)

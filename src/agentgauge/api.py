@@ -72,14 +72,14 @@ def load_traces(
         paths: a file or a list of files.
         format: ``native`` (agentgauge JSONL, plain or ``.gz``) or another importer's name
             (``otel``: OpenTelemetry GenAI / OpenInference OTLP/JSON spans; ``openai-chat``:
-            chats in OpenAI's message format).
+            chats in OpenAI's message format; or an installed plugin's).
         on_error: ``raise`` raises :class:`TraceReadError` when a record is not a trace (it
             lists the bad records and holds the good traces); ``skip`` leaves them out with
             a warning that counts them.
 
     Raises:
         FileNotFoundError: a path that is not a file.
-        ValueError: an unknown format.
+        UnknownNameError: an unknown format (a ValueError naming the known ones).
         TraceReadError: records that are not traces, with ``on_error="raise"``.
     """
     read = get_importer(format)

@@ -9,7 +9,6 @@ sample and metric, and the run goes on.
 
 from __future__ import annotations
 
-import itertools
 import multiprocessing as mp
 import os
 import signal
@@ -33,25 +32,38 @@ from rich.progress import (
 
 from agentgauge.config import Suite
 from agentgauge.errors import AgentgaugeError
-from agentgauge.io.jsonl import RawLine, ReadError, count_lines, iter_raw_lines, parse_line
+from agentgauge.io.importers import get_importer_info
+from agentgauge.io.jsonl import RawLine, ReadError, iter_raw_lines, parse_line
 from agentgauge.metrics.base import Metric, MetricResult, score_many
 from agentgauge.model import Trace
+from agentgauge.registry import Registry
 from agentgauge.scoring import band, composite, recommendation
 from agentgauge.store import MetricRow, SampleRow, Store
 
 __all__ = [
+    "EXECUTORS",
+    "Batch",
+    "BatchRunner",
     "EngineError",
     "EvaluateOptions",
+    "ExecutorFactory",
     "FileRun",
+    "Outcome",
     "SampleScore",
     "evaluate",
     "evaluate_files",
+    "executor",
     "iter_sources",
     "resume_file_run",
+    "score_batch",
     "score_traces",
 ]
 
 Item = Trace | ReadError | RawLine
+Batch = list[tuple[int, str, Item]]
+"""Items to score, each with its sequence number and resume key."""
+Outcome = tuple[list[SampleRow], list[ReadError]]
+"""A scored batch: its samples' rows and its read errors."""
 
 
 @dataclass
@@ -187,10 +199,14 @@ def _to_rows(
     return rows
 
 
-def _score_batch(
-    batch: Sequence[tuple[int, str, Item]], suite: Suite, metrics: Sequence[Metric]
-) -> tuple[list[SampleRow], list[ReadError]]:
-    """Parse (when raw) and score one batch; the unit of work of a worker process."""
+def score_batch(batch: Batch, suite: Suite, metrics: Sequence[Metric]) -> Outcome:
+    """Parse (when raw) and score one batch: the unit of work an executor runs.
+
+    Args:
+        batch: the items, as :func:`evaluate` hands them to the executor.
+        suite: the suite.
+        metrics: the suite's metrics, built (:meth:`Suite.build_metrics`).
+    """
     errors: list[ReadError] = []
     keyed: list[tuple[int, str, Trace, str | None, int | None, bytes]] = []
     for seq, key, item in batch:
@@ -221,11 +237,9 @@ def _init_worker(suite_json: str) -> None:
     _worker_state = (suite, suite.build_metrics())
 
 
-def _score_batch_in_worker(
-    batch: Sequence[tuple[int, str, Item]],
-) -> tuple[list[SampleRow], list[ReadError]]:
+def _score_batch_in_worker(batch: Batch) -> Outcome:
     assert _worker_state is not None, "worker not initialised"
-    return _score_batch(batch, *_worker_state)
+    return score_batch(batch, *_worker_state)
 
 
 def _warm_up() -> None:
@@ -240,8 +254,8 @@ def _item_key(seq: int, item: Item) -> str:
 
 def _batches(
     items: Iterable[Item], done: set[str], size: int, on_skip: Callable[[int], None]
-) -> Iterator[list[tuple[int, str, Item]]]:
-    batch: list[tuple[int, str, Item]] = []
+) -> Iterator[Batch]:
+    batch: Batch = []
     for seq, item in enumerate(items):
         key = _item_key(seq, item)
         if key in done:
@@ -277,8 +291,9 @@ class EvaluateOptions:
             suite whose judge has a budget (max_calls, max_cost_usd) is scored in this process,
             so that the budget holds for the whole run.
         batch_size: traces per batch (the unit of work and of commit).
-        executor: ``local`` (this process when ``jobs`` is 1, else a process pool) or ``ray``
-            (tasks on a Ray cluster; ``jobs`` bounds the batches in flight).
+        executor: a registered executor (:data:`EXECUTORS`): ``local`` (this process when
+            ``jobs`` is 1, else a process pool), ``ray`` (tasks on a Ray cluster; ``jobs``
+            bounds the batches in flight), or a plugin's.
         ray_address: the Ray cluster to join; a local one is started when None.
         progress: show a progress bar.
         total: the number of items, for the progress bar.
@@ -315,11 +330,13 @@ def evaluate(
     """
     opts = options or EvaluateOptions()
     suite = _judge_cache_in_store(suite, store)
-    # built here first, so that a bad option fails before a run is recorded or a worker starts
+    # built here first, so that a bad option (or executor) fails before a run is recorded or a
+    # worker starts
     built = suite.build_metrics()
+    make_runner = EXECUTORS.get(opts.executor)
     run_id, done = _start_run(store, suite, opts)
     # Workers are started before the progress display starts its refresh thread (fork safety).
-    runner = _start_runner(suite, built, opts)
+    runner = _start_runner(suite, built, make_runner, opts)
     try:
         with _progress_bar(opts.progress, opts.total) as advance:
             for rows, errors in runner.run(_batches(items, done, opts.batch_size, advance)):
@@ -350,22 +367,18 @@ def _start_run(store: Store, suite: Suite, opts: EvaluateOptions) -> tuple[str, 
     return run_id, set()
 
 
-def _start_runner(suite: Suite, built: Sequence[Metric], opts: EvaluateOptions) -> _BatchRunner:
-    """The executor that scores the batches, its workers started."""
-    executor = opts.executor
-    if executor not in ("local", "ray"):
-        raise ValueError(f"unknown executor {executor!r}: use 'local' or 'ray'")
+def _start_runner(
+    suite: Suite, built: Sequence[Metric], make_runner: ExecutorFactory, opts: EvaluateOptions
+) -> BatchRunner:
+    """The runner that scores the batches, its workers started: ``make_runner``'s, or this
+    process's when the suite's judge has a budget."""
     n_jobs = max(1, opts.jobs if opts.jobs is not None else (os.cpu_count() or 1))
     judge = suite.judge
     if judge is not None and (judge.max_calls is not None or judge.max_cost_usd is not None):
         # A judge budget is counted in the process that makes the calls: one process keeps it
         # the run's budget (the judge's calls still run concurrently inside it).
-        executor, n_jobs = "local", 1
-    if executor == "ray":
-        return _RayRunner(suite, n_jobs, opts.ray_address)
-    if n_jobs > 1:
-        return _PoolRunner(suite, n_jobs)
-    return _InlineRunner(suite, built)
+        make_runner, n_jobs = EXECUTORS.get("local"), 1
+    return make_runner(suite, built, jobs=n_jobs, address=opts.ray_address)
 
 
 @contextmanager
@@ -387,14 +400,67 @@ def _progress_bar(show: bool, total: int | None) -> Iterator[Callable[[int], Non
         yield advance
 
 
-Outcome = tuple[list[SampleRow], list[ReadError]]
-Batch = list[tuple[int, str, Item]]
+class BatchRunner(Protocol):
+    """Runs the batches of one evaluation somewhere; made by an executor."""
+
+    def run(self, batches: Iterator[Batch]) -> Iterator[Outcome]:
+        """Score each batch (:func:`score_batch`) and yield its outcome, in any order."""
+        ...
+
+    def close(self, wait: bool = True) -> None:
+        """Release the workers; ``wait=False`` when interrupted (busy workers are not waited
+        for)."""
+        ...
 
 
-class _BatchRunner(Protocol):
-    def run(self, batches: Iterator[Batch]) -> Iterator[Outcome]: ...
+class ExecutorFactory(Protocol):
+    """``factory(suite, metrics, *, jobs, address) -> BatchRunner``: ``metrics`` are the
+    suite's, built in this process; ``jobs`` the parallelism asked for; ``address`` the
+    cluster to join, for executors that use one."""
 
-    def close(self, wait: bool = True) -> None: ...
+    def __call__(
+        self, suite: Suite, metrics: Sequence[Metric], *, jobs: int, address: str | None
+    ) -> BatchRunner: ...
+
+
+def executor(name: str, *, description: str = "") -> Callable[[ExecutorFactory], ExecutorFactory]:
+    """Register an executor factory under ``name`` (``evaluate --executor NAME``).
+
+    Args:
+        name: the executor's name.
+        description: one line for ``agentgauge plugins`` (default: the factory's docstring's
+            first line).
+    """
+
+    def register(factory: ExecutorFactory) -> ExecutorFactory:
+        EXECUTORS.add(name, factory, source=factory, description=description)
+        return factory
+
+    return register
+
+
+EXECUTORS: Registry[ExecutorFactory] = Registry(
+    "executor",
+    "agentgauge.executors",
+    builtins=("agentgauge.engine",),
+    adopt=lambda name, obj: executor(name)(obj),
+)
+"""Every executor by name: ``local``, ``ray`` and those of the ``agentgauge.executors`` entry
+points."""
+
+
+@executor("local", description="this process (--jobs 1) or a pool of worker processes")
+def _local(
+    suite: Suite, metrics: Sequence[Metric], *, jobs: int, address: str | None
+) -> BatchRunner:
+    """This process (one job) or a pool of worker processes on this machine."""
+    return _PoolRunner(suite, jobs) if jobs > 1 else _InlineRunner(suite, metrics)
+
+
+@executor("ray", description="tasks on a Ray cluster, or a local one (the 'ray' extra)")
+def _ray(suite: Suite, metrics: Sequence[Metric], *, jobs: int, address: str | None) -> BatchRunner:
+    """Tasks on a Ray cluster, or on a local one started for the run (the 'ray' extra)."""
+    return _RayRunner(suite, jobs, address)
 
 
 class _InlineRunner:
@@ -406,7 +472,7 @@ class _InlineRunner:
 
     def run(self, batches: Iterator[Batch]) -> Iterator[Outcome]:
         for batch in batches:
-            yield _score_batch(batch, self._suite, self._metrics)
+            yield score_batch(batch, self._suite, self._metrics)
 
     def close(self, wait: bool = True) -> None:
         return None
@@ -451,7 +517,7 @@ def _score_batch_on_ray(batch: Batch, suite_json: str) -> Outcome:
     if suite_json not in _ray_metrics:
         suite = Suite.model_validate_json(suite_json)
         _ray_metrics[suite_json] = (suite, suite.build_metrics())
-    return _score_batch(batch, *_ray_metrics[suite_json])
+    return score_batch(batch, *_ray_metrics[suite_json])
 
 
 class _RayRunner:
@@ -507,8 +573,8 @@ class FileRun:
     Args:
         suite: what to compute and how to combine it.
         sources: the trace files, read in this order.
-        trace_format: ``native`` JSONL or another key of
-            :data:`~agentgauge.io.importers.IMPORTERS`.
+        trace_format: ``native`` JSONL or another registered format
+            (:data:`~agentgauge.io.importers.IMPORTERS`).
         resume_id: the run this evaluation continues; None starts a new run.
     """
 
@@ -548,30 +614,26 @@ def resume_file_run(store: Store, run_id: str, paths: Sequence[Path] = ()) -> Fi
 def evaluate_files(run: FileRun, *, store: Store, options: EvaluateOptions | None = None) -> str:
     """Score trace files with :func:`evaluate`, starting a run or continuing one.
 
-    Native JSONL is handed to the workers line by line (parsed there); other formats go
-    through their importer.
+    A format of one trace per line (native JSONL) is handed to the workers line by line
+    (parsed there); other formats go through their importer.
 
     Args:
         run: the suite, the files, their format and the run to continue, if any.
         store: where the run goes.
-        options: workers, executor, batch size and progress display (native files are
-            counted first for the progress bar's total); the run's id, sources and format
+        options: workers, executor, batch size and progress display (files read line by line
+            are counted first for the progress bar's total); the run's id, sources and format
             come from ``run``.
 
     Returns:
         The run id.
-    """
-    # imported here: the workers import this module, and need no importer
-    from agentgauge.io.importers import get_importer
 
+    Raises:
+        UnknownNameError: the run's format or the executor is not registered.
+    """
     opts = options or EvaluateOptions()
-    items: Iterable[Item]
-    if run.trace_format == "native":
-        items = iter_sources(run.sources)
-        total = count_lines(run.sources) if opts.progress else None
-    else:
-        read = get_importer(run.trace_format)
-        items, total = itertools.chain.from_iterable(read(p) for p in run.sources), None
+    importer = get_importer_info(run.trace_format)
+    items = importer.items(run.sources)
+    total = importer.count(run.sources) if opts.progress else None
     opts = replace(
         opts,
         run_id=run.resume_id,

@@ -4,7 +4,7 @@ the run outputs (summary, JSON, CSV, HTML, ``--fail-under``)."""
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Annotated, TypeVar
 
@@ -82,6 +82,22 @@ def usage_error(message: str) -> typer.Exit:
     # one line whatever the terminal's width: a log or a grep gets the whole message
     err_console.print(f"[red]error:[/] {message}", highlight=False, soft_wrap=True)
     return typer.Exit(2)
+
+
+def check_choice(option: str, value: str, choices: Iterable[str]) -> None:
+    """A usage error unless an option's value is one of its choices (the names a registry
+    knows, say).
+
+    Args:
+        option: the option's name, for the message.
+        value: its value.
+        choices: the values it takes, in the order to list them.
+    """
+    names = list(choices)
+    if value not in names:
+        known = [repr(name) for name in names]
+        listed = " or ".join([", ".join(known[:-1]), known[-1]] if len(known) > 1 else known)
+        raise usage_error(f"{option} must be {listed}, not {value!r}")
 
 
 def require_store(db: Path) -> None:

@@ -12,6 +12,7 @@ from agentgauge.cli._common import (
     DbOption,
     HtmlOption,
     JsonOption,
+    check_choice,
     err_console,
     not_a_file,
     score_level,
@@ -35,12 +36,11 @@ def _say_how_to_resume(store: Store, resume: str | None, db: Path) -> None:
 
 
 def _check_options(paths: list[Path], resume: str | None, executor: str, trace_format: str) -> None:
+    from agentgauge.engine import EXECUTORS
     from agentgauge.io.importers import IMPORTERS
 
-    if executor not in ("local", "ray"):
-        raise usage_error(f"--executor must be 'local' or 'ray', not {executor!r}")
-    if trace_format not in IMPORTERS:
-        raise usage_error(f"--format must be one of {', '.join(IMPORTERS)}, not {trace_format!r}")
+    check_choice("--executor", executor, EXECUTORS)
+    check_choice("--format", trace_format, IMPORTERS)
     if not paths and not resume:
         raise usage_error("give at least one trace file (or --resume RUN_ID)")
     missing = [p for p in paths if not p.is_file()]
@@ -72,7 +72,9 @@ def evaluate(
     ] = None,
     batch_size: Annotated[int, typer.Option(min=1, help="Traces per batch.")] = 128,
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
-    executor: Annotated[str, typer.Option(help="'local' (processes) or 'ray'.")] = "local",
+    executor: Annotated[
+        str, typer.Option(help="'local' (processes), 'ray', or a plugin's executor.")
+    ] = "local",
     ray_address: Annotated[
         str | None, typer.Option(help="Ray cluster address (default: start a local one).")
     ] = None,
@@ -80,13 +82,15 @@ def evaluate(
         str,
         typer.Option(
             "--format",
-            help="Input format: 'native' JSONL, 'otel' spans or 'openai-chat' chats.",
+            help="Input format: 'native' JSONL, 'otel' spans, 'openai-chat' chats, or a "
+            "plugin's importer.",
         ),
     ] = "native",
 ) -> None:
     """Score trace files with a suite, store the run and report it."""
     from agentgauge.config import load_suite
     from agentgauge.engine import EvaluateOptions, FileRun, evaluate_files, resume_file_run
+    from agentgauge.io.importers import get_importer_info
     from agentgauge.store import Store
 
     paths = paths or []
@@ -109,12 +113,9 @@ def evaluate(
             _say_how_to_resume(store, resume, db)
             raise typer.Exit(130) from None
         stored = store.get_run(run_id)
-    if run.trace_format == "native" and stored.n_samples == 0 and stored.n_errors > 0:
-        err_console.print(
-            "[yellow]hint:[/] no line of the input was a trace. The native format is JSONL, "
-            "one trace per line; an OpenTelemetry export (OTLP/JSON) is read with --format otel.",
-            highlight=False,
-        )
+    hint = get_importer_info(run.trace_format).no_trace_hint
+    if hint and stored.n_samples == 0 and stored.n_errors > 0:
+        err_console.print(f"[yellow]hint:[/] {hint}", highlight=False)
     write_outputs(
         db, run_id, json_out=json_out, csv_out=csv_out, html_out=html_out, fail_under=fail_under
     )

@@ -7,7 +7,14 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from agentgauge.cli._common import console, err_console, not_a_file, output_file, usage_error
+from agentgauge.cli._common import (
+    check_choice,
+    console,
+    err_console,
+    not_a_file,
+    output_file,
+    usage_error,
+)
 
 if TYPE_CHECKING:
     from agentgauge.io.importers import Importer
@@ -17,20 +24,14 @@ if TYPE_CHECKING:
 def _importer(
     trace_format: str, group_by: str, task_id_attribute: str, logs: list[Path]
 ) -> Importer:
-    """The importer of ``--format``, with the otel options applied."""
+    """The reader of ``--format``, given those of the options that it takes."""
     from functools import partial
 
-    from agentgauge.io.importers import IMPORTERS
-    from agentgauge.io.otel import read_otel
+    from agentgauge.io.importers import get_importer_info
 
-    if trace_format != "otel":
-        return IMPORTERS[trace_format]
-    return partial(
-        read_otel,
-        group_by="trace" if group_by == "trace" else "conversation",
-        task_id_attribute=task_id_attribute,
-        log_files=logs,
-    )
+    importer = get_importer_info(trace_format)
+    given = {"group_by": group_by, "task_id_attribute": task_id_attribute, "log_files": logs}
+    return partial(importer.read, **{k: v for k, v in given.items() if k in importer.options})
 
 
 def _print_error(error: ReadError) -> None:
@@ -43,7 +44,12 @@ def import_traces(
         Path,
         typer.Option(callback=output_file, help="Native JSONL to write (.jsonl or .jsonl.gz)."),
     ],
-    trace_format: Annotated[str, typer.Option("--format", help="Input format.")] = "otel",
+    trace_format: Annotated[
+        str,
+        typer.Option(
+            "--format", help="Input format: 'otel', 'openai-chat', or a plugin's importer."
+        ),
+    ] = "otel",
     group_by: Annotated[
         str, typer.Option(help="otel: one trace per 'trace' id or per 'conversation'.")
     ] = "trace",
@@ -61,10 +67,8 @@ def import_traces(
     """
     from agentgauge.io.importers import IMPORTERS, convert
 
-    if trace_format not in IMPORTERS:
-        raise usage_error(f"--format must be one of {', '.join(IMPORTERS)}, not {trace_format!r}")
-    if group_by not in ("trace", "conversation"):
-        raise usage_error(f"--group-by must be 'trace' or 'conversation', not {group_by!r}")
+    check_choice("--format", trace_format, IMPORTERS)
+    check_choice("--group-by", group_by, ("trace", "conversation"))
     missing = [p for p in [*paths, *(logs or [])] if not p.is_file()]
     if missing:
         raise usage_error(not_a_file(missing[0]))

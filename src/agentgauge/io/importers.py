@@ -1,43 +1,150 @@
-"""Importers: a format name -> a function that streams a file's Traces (and ReadErrors)."""
+"""Importers: a trace format's name -> the reader that streams a file's Traces (and ReadErrors).
+
+Built in: ``native`` (agentgauge JSONL), ``otel`` (OpenTelemetry GenAI / OpenInference
+OTLP/JSON spans) and ``openai-chat`` (chats in OpenAI's message format with optional expected
+messages). Other packages add theirs through the ``agentgauge.importers`` entry-point
+group::
+
+    @importer("csv", description="one trace per CSV row")
+    def read_csv(path: str | Path) -> Iterator[Trace | ReadError]: ...
+
+An importer's keyword options (``read_otel``'s ``group_by``, ...) are listed in its
+:class:`ImporterInfo`, so that a command passes each importer only the options it takes.
+"""
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeAlias
 
-from agentgauge.io.jsonl import ReadError, read_traces, write_traces
-from agentgauge.io.openai_chat import read_openai_chat
-from agentgauge.io.otel import read_otel
-from agentgauge.model import Trace
+from agentgauge.registry import Registry, keyword_options
 
-__all__ = ["IMPORTERS", "ImportCounts", "Importer", "convert", "get_importer"]
+if TYPE_CHECKING:
+    from agentgauge.io.jsonl import RawLine, ReadError
+    from agentgauge.model import Trace
 
-Importer = Callable[[str | Path], Iterator[Trace | ReadError]]
+__all__ = [
+    "IMPORTERS",
+    "ImportCounts",
+    "Importer",
+    "ImporterInfo",
+    "convert",
+    "get_importer",
+    "get_importer_info",
+    "importer",
+]
 
-IMPORTERS: dict[str, Importer] = {
-    "native": read_traces,
-    "otel": read_otel,
-    "openai-chat": read_openai_chat,
-}
-"""``native``: agentgauge JSONL; ``otel``: OpenTelemetry GenAI / OpenInference OTLP/JSON spans;
-``openai-chat``: chats in OpenAI's message format with optional expected messages."""
+Importer: TypeAlias = "Callable[..., Iterator[Trace | ReadError]]"
+"""``read(path, **options)``: the file's traces, and a ReadError for each part it cannot read."""
+
+LineSplitter: TypeAlias = "Callable[[str | Path], Iterator[RawLine | ReadError]]"
+
+
+@dataclass(frozen=True)
+class ImporterInfo:
+    """What the registry knows about an importer.
+
+    Args:
+        name: the format's name (``--format``).
+        read: the reader.
+        options: the reader's keyword options and their defaults.
+        lines: for a format of one trace per line: the file's raw lines, parsed later in the
+            scoring workers (in parallel); None when only ``read`` reads the format.
+        no_trace_hint: what to tell a user whose files gave no trace at all.
+    """
+
+    name: str
+    read: Importer
+    options: dict[str, Any]
+    lines: LineSplitter | None = None
+    no_trace_hint: str | None = None
+
+    def items(self, paths: Iterable[str | Path]) -> Iterable[Trace | ReadError | RawLine]:
+        """What the engine scores from ``paths``: raw lines when the format has them, traces
+        and read errors otherwise.
+
+        Args:
+            paths: the files, in order.
+        """
+        if self.lines is not None:
+            return itertools.chain.from_iterable(self.lines(p) for p in paths)
+        return itertools.chain.from_iterable(self.read(p) for p in paths)
+
+    def count(self, paths: Iterable[str | Path]) -> int | None:
+        """The number of items :meth:`items` yields, when it is known without reading.
+
+        Args:
+            paths: the files.
+        """
+        if self.lines is None:
+            return None
+        from agentgauge.io.jsonl import count_lines
+
+        return count_lines(paths)
+
+
+def importer(
+    name: str,
+    *,
+    description: str = "",
+    lines: LineSplitter | None = None,
+    no_trace_hint: str | None = None,
+) -> Callable[[Importer], Importer]:
+    """Register a reader ``read(path, **options) -> Iterator[Trace | ReadError]`` as the
+    importer of the format ``name``.
+
+    Args:
+        name: the format's name.
+        description: one line for ``agentgauge plugins`` (default: the reader's docstring's
+            first line).
+        lines: see :class:`ImporterInfo`.
+        no_trace_hint: see :class:`ImporterInfo`.
+    """
+
+    def register(read: Importer) -> Importer:
+        if not callable(read):
+            raise TypeError(f"@importer({name!r}) decorates a function, not {read!r}")
+        info = ImporterInfo(name, read, keyword_options(read), lines, no_trace_hint)
+        IMPORTERS.add(name, info, source=read, description=description)
+        return read
+
+    return register
+
+
+IMPORTERS: Registry[ImporterInfo] = Registry(
+    "trace format",
+    "agentgauge.importers",
+    builtins=("agentgauge.io.jsonl", "agentgauge.io.otel", "agentgauge.io.openai_chat"),
+    adopt=lambda name, obj: importer(name)(obj),
+)
+"""Every importer by format name."""
+
+
+def get_importer_info(name: str) -> ImporterInfo:
+    """The registry entry of a format.
+
+    Args:
+        name: a registered format name.
+
+    Raises:
+        UnknownNameError: for an unknown format, naming the known ones.
+    """
+    return IMPORTERS.get(name)
 
 
 def get_importer(name: str) -> Importer:
-    """The importer of a format.
+    """The reader of a format.
 
     Args:
-        name: a key of :data:`IMPORTERS`.
+        name: a registered format name.
 
     Raises:
-        ValueError: for an unknown format, naming the known ones.
+        UnknownNameError: for an unknown format, naming the known ones.
     """
-    try:
-        return IMPORTERS[name]
-    except KeyError:
-        known = ", ".join(sorted(IMPORTERS))
-        raise ValueError(f"unknown trace format {name!r}: use one of {known}") from None
+    return IMPORTERS.get(name).read
 
 
 @dataclass(frozen=True)
@@ -65,9 +172,12 @@ def convert(
     Args:
         paths: the files to read, in this order.
         out: the JSONL file to write (``.gz`` compresses it).
-        read: the importer of the files' format.
+        read: the reader of the files' format, with its options applied.
         on_error: called with each record that could not be read, as it is met.
     """
+    # imported here: agentgauge.io.jsonl registers the native importer with this module
+    from agentgauge.io.jsonl import ReadError, write_traces
+
     n_errors = 0
 
     def traces() -> Iterable[Trace]:

@@ -33,6 +33,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from agentgauge.io.importers import importer
 from agentgauge.io.jsonl import ReadError, iter_raw_lines, validate_line, validation_read_error
 from agentgauge.model import (
     JSON,
@@ -324,6 +325,9 @@ def _trace(chat: _Chat, line: int) -> Trace:
     )
 
 
+@importer(
+    "openai-chat", description="chats in OpenAI's message format, with optional expected messages"
+)
 def read_openai_chat(path: str | Path) -> Iterator[Trace | ReadError]:
     """Stream the chats of an ``openai-chat`` JSONL file as Traces; a bad line comes out as a
     ReadError naming the file, the line and the field, and reading goes on.

@@ -40,6 +40,7 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
+from agentgauge.io.importers import importer
 from agentgauge.io.jsonl import (
     NESTED_TOO_DEEPLY,
     ReadError,
@@ -1312,6 +1313,7 @@ def _preload_logs(
                 yield _line_error(str(path), line, errors)
 
 
+@importer("otel", description="OpenTelemetry GenAI / OpenInference spans (OTLP/JSON)")
 def read_otel(
     path: str | Path,
     *,
