@@ -38,7 +38,8 @@ from agentgauge.toolcall.bfcl_multiturn import (
     check_multi_turn,
     require_simulators,
 )
-from agentgauge.toolcall.datasets import prediction_to_trace, read_bfcl
+from agentgauge.toolcall.datasets import prediction_to_trace
+from agentgauge.toolcall.formats.bfcl import read_bfcl
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "bfcl"
 CATEGORIES = ("base", "miss_func", "miss_param", "long_context")

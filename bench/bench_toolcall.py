@@ -42,7 +42,8 @@ from agentgauge.metrics.toolcall import (
 )
 from agentgauge.model import Task, ToolCall, Trace
 from agentgauge.toolcall.bfcl import BfclUnsupported, check_bfcl, reference_calls
-from agentgauge.toolcall.datasets import prediction_to_trace, read_bfcl
+from agentgauge.toolcall.datasets import prediction_to_trace
+from agentgauge.toolcall.formats.bfcl import read_bfcl
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "bfcl"
 

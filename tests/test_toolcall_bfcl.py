@@ -16,7 +16,8 @@ from agentgauge.metrics.base import MetricResult
 from agentgauge.metrics.toolcall import ValueAccuracy
 from agentgauge.model import Task
 from agentgauge.toolcall.bfcl import reference_calls, standardize_string
-from agentgauge.toolcall.datasets import prediction_to_trace, read_bfcl
+from agentgauge.toolcall.datasets import prediction_to_trace
+from agentgauge.toolcall.formats.bfcl import read_bfcl
 
 CATEGORIES = (
     "simple_python",

@@ -28,7 +28,8 @@ from agentgauge.toolcall.bfcl_multiturn import (
     check_multi_turn,
     parse_call,
 )
-from agentgauge.toolcall.datasets import prediction_to_trace, read_bfcl
+from agentgauge.toolcall.datasets import prediction_to_trace
+from agentgauge.toolcall.formats.bfcl import read_bfcl
 from toolcall_samples import write_jsonl
 
 CATEGORIES = ("base", "miss_func", "miss_param", "long_context")

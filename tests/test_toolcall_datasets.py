@@ -12,7 +12,8 @@ from agentgauge.config import load_suite
 from agentgauge.engine import score_traces
 from agentgauge.io.jsonl import ReadError
 from agentgauge.model import ExpectedCall, StepKind, Task, Trace, Usage
-from agentgauge.toolcall.datasets import read_bfcl, read_dataset, read_predictions
+from agentgauge.toolcall.datasets import read_dataset, read_predictions
+from agentgauge.toolcall.formats.bfcl import read_bfcl
 from toolcall_samples import READ_FILE_TOOL, deepfabric_sample, write_jsonl
 
 

@@ -6,21 +6,20 @@ from typing import Any
 
 import pytest
 
-from agentgauge.config import BUILTIN_SUITES, load_suite
+from agentgauge.config import BUILTIN_SUITES, SuiteError, load_suite
 from agentgauge.engine import score_traces
 from agentgauge.metrics.base import MetricOptionError, create_metric
 from agentgauge.metrics.toolcall import (
-    DEFAULT_WEIGHTS,
     ValueAccuracy,
     abstention,
     execution_success,
-    overall,
     parameter_accuracy,
     response_quality,
     token_f1,
     tool_selection,
 )
 from agentgauge.model import ExpectedCall, Task, ToolSpec, Trace
+from agentgauge.scoring import composite
 from agentgauge.toolcall.datasets import prediction_to_trace
 
 READ_FILE = ToolSpec(
@@ -341,21 +340,28 @@ def test_token_f1_and_response_quality() -> None:
     assert response_quality(_trace([], [_call("x")], expected_output="y")).value is None
 
 
-def test_overall_default_and_custom_weights() -> None:
+def test_overall_is_the_toolcall_suite_composite_with_default_and_custom_weights() -> None:
     values = {
         "tool_selection": 1.0,
         "parameter_accuracy": 0.5,
         "execution_success": 0.0,
         "response_quality": None,
     }
+    suite = load_suite("toolcall")
     # 0.40·1 + 0.35·0.5 + 0.25·0 = 0.575
-    assert overall(values) == pytest.approx(0.575)
-    custom = {"tool_selection": 0.5, "parameter_accuracy": 0.3, "execution_success": 0.2}
-    assert overall(values, custom) == pytest.approx(0.5 + 0.15)
-    with pytest.raises(ValueError, match="accuracy"):
-        overall(values, {"accuracy": 1.0})
-    with pytest.raises(ValueError, match="negative"):
-        overall(values, {"tool_selection": -1.0})
+    assert composite(values, suite.weights).value == pytest.approx(0.575)
+
+    def custom(weights: dict[str, float]) -> dict[str, float]:
+        chosen = suite.model_copy(update={"weights": weights})
+        chosen.validate_names("--weights")
+        return chosen.weights
+
+    mine = {"tool_selection": 0.5, "parameter_accuracy": 0.3, "execution_success": 0.2}
+    assert composite(values, custom(mine)).value == pytest.approx(0.5 + 0.15)
+    with pytest.raises(SuiteError, match="accuracy"):
+        custom({"accuracy": 1.0})
+    with pytest.raises(SuiteError, match="must be a finite number >= 0"):
+        custom({"tool_selection": -1.0})
 
 
 def test_suite_weights_match_the_spec_and_engine_scores_the_suite() -> None:
@@ -367,7 +373,6 @@ def test_suite_weights_match_the_spec_and_engine_scores_the_suite() -> None:
         "response_quality": 0.0,
     }
     assert BUILTIN_SUITES["toolcall"]["weights"] == spec
-    assert spec == DEFAULT_WEIGHTS
     suite = load_suite("toolcall")
     suite = suite.model_copy(update={"options": {"value_accuracy": {"mode": "lenient"}}})
     traces = [

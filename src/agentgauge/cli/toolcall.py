@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import os
-from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, cast
 
 import typer
 
@@ -13,6 +12,7 @@ from agentgauge.cli._common import (
     DbOption,
     HtmlOption,
     JsonOption,
+    check_choice,
     console,
     err_console,
     optional_number,
@@ -22,37 +22,17 @@ from agentgauge.cli._common import (
     write_outputs,
 )
 from agentgauge.cli.toolcall_failures import failures
+from agentgauge.toolcall.formats import TURNS
+from agentgauge.toolcall.matching import VALUE_ACCURACY_MODES
 
 if TYPE_CHECKING:
     from agentgauge.config import Suite
+    from agentgauge.toolcall.formats import Turns
     from agentgauge.toolcall.runs import ModelRun
 
 toolcall_app = typer.Typer(
     help="Evaluate tool-calling models.", no_args_is_help=True, rich_markup_mode=None
 )
-
-
-class DatasetFormat(StrEnum):
-    """``--format``'s choices."""
-
-    deepfabric = "deepfabric"
-    openai = "openai"
-    bfcl = "bfcl"
-
-
-class Mode(StrEnum):
-    """``--mode``'s choices: how ``value_accuracy`` matches argument values."""
-
-    bfcl = "bfcl"
-    strict = "strict"
-    lenient = "lenient"
-
-
-class Turns(StrEnum):
-    """``--turns``'s choices: which assistant turns of a conversation are samples."""
-
-    all = "all"
-    last = "last"
 
 
 DatasetOpt = Annotated[
@@ -61,9 +41,12 @@ DatasetOpt = Annotated[
 AnswersOpt = Annotated[
     Path | None, typer.Option("--answers", help="BFCL possible-answer file for the dataset.")
 ]
-FormatOpt = Annotated[DatasetFormat, typer.Option("--format", help="Dataset format.")]
+FormatOpt = Annotated[
+    str,
+    typer.Option("--format", help="Dataset format: deepfabric, openai, bfcl, or a plugin's."),
+]
 TurnsOpt = Annotated[
-    Turns,
+    str,
     typer.Option(
         "--turns",
         help="Conversations: a sample per assistant turn (all, ids <id>#<n>) or the last "
@@ -71,10 +54,14 @@ TurnsOpt = Annotated[
     ),
 ]
 ModeOpt = Annotated[
-    Mode | None,
+    str | None,
     typer.Option(
-        "--mode", help="value_accuracy mode (default: bfcl for BFCL data, strict otherwise)."
+        "--mode",
+        help=f"value_accuracy mode: {', '.join(VALUE_ACCURACY_MODES)} (default: the format's).",
     ),
+]
+ParserOpt = Annotated[
+    str, typer.Option("--parser", help="How answers are read: auto (detect) or a parser's name.")
 ]
 WeightsOpt = Annotated[
     str | None,
@@ -93,10 +80,22 @@ FailUnderOpt = Annotated[
 ProgressOpt = Annotated[bool, typer.Option(help="Show progress bars.")]
 
 
-def _suite(fmt: DatasetFormat, mode: Mode | None, weights: str | None) -> Suite:
-    from agentgauge.toolcall.runs import default_mode, toolcall_suite
+def _suite(fmt: str, mode: str | None, weights: str | None, parser: str) -> Suite:
+    """The suite to score with, once the format, the mode and the parser are checked."""
+    from agentgauge.toolcall.formats import FORMATS, get_format
+    from agentgauge.toolcall.parsers import PARSERS
+    from agentgauge.toolcall.runs import toolcall_suite
 
-    return toolcall_suite(mode.value if mode else default_mode(fmt.value), weights)
+    check_choice("--format", fmt, FORMATS)
+    if mode is not None:
+        check_choice("--mode", mode, VALUE_ACCURACY_MODES)
+    check_choice("--parser", parser, PARSERS)
+    return toolcall_suite(mode or get_format(fmt).value_mode, weights)
+
+
+def _turns(turns: str) -> Turns:
+    check_choice("--turns", turns, TURNS)
+    return cast("Turns", turns)
 
 
 def _report(
@@ -128,8 +127,9 @@ def score(
     ],
     fmt: FormatOpt,
     answers: AnswersOpt = None,
-    turns: TurnsOpt = Turns.all,
+    turns: TurnsOpt = "all",
     mode: ModeOpt = None,
+    parser: ParserOpt = "auto",
     weights: WeightsOpt = None,
     json_out: JsonOption = None,
     html_out: HtmlOption = None,
@@ -145,14 +145,15 @@ def score(
     from agentgauge.store import Store
     from agentgauge.toolcall.runs import check_scorable, load_dataset, score_predictions
 
-    suite = _suite(fmt, mode, weights)
+    suite = _suite(fmt, mode, weights, parser)
+    samples = _turns(turns)
     if not predictions.is_file():
         raise usage_error(f"no such file: {predictions}")
-    data = load_dataset(dataset, fmt.value, answers, turns.value)
+    data = load_dataset(dataset, fmt, answers, samples)
     check_scorable(data, suite)
     with Store(db) as store:
         run_id = score_predictions(
-            data, predictions, suite, store=store, jobs=jobs, progress=progress
+            data, predictions, suite, store=store, parser=parser, jobs=jobs, progress=progress
         )
     _report(db, run_id, json_out, html_out, fail_under)
 
@@ -181,7 +182,7 @@ def run(
         Path, typer.Option("--out", callback=output_file, help="Predictions JSONL to write.")
     ],
     answers: AnswersOpt = None,
-    turns: TurnsOpt = Turns.all,
+    turns: TurnsOpt = "all",
     concurrency: Annotated[int, typer.Option(min=1, help="Requests in flight.")] = 8,
     timeout: Annotated[float, typer.Option(min=0.001, help="Seconds per attempt.")] = 120.0,
     max_retries: Annotated[int, typer.Option(min=0, help="Retries on 429/5xx/timeouts.")] = 4,
@@ -203,6 +204,7 @@ def run(
     ] = False,
     do_score: Annotated[bool, typer.Option("--score/--no-score", help="Score the run.")] = True,
     mode: ModeOpt = None,
+    parser: ParserOpt = "auto",
     weights: WeightsOpt = None,
     json_out: JsonOption = None,
     html_out: HtmlOption = None,
@@ -221,7 +223,7 @@ def run(
     from agentgauge.toolcall.runner import EndpointConfig, HttpChatBackend, RunSettings
     from agentgauge.toolcall.runs import load_dataset, run_model, score_predictions
 
-    suite = _suite(fmt, mode, weights) if do_score else None
+    suite = _suite(fmt, mode, weights, parser) if do_score else None
     if api_key_env is not None and not os.environ.get(api_key_env):
         raise usage_error(f"--api-key-env: environment variable {api_key_env} is not set")
     config = EndpointConfig(
@@ -232,7 +234,7 @@ def run(
         seed=optional_number("--seed", seed, int),
         max_tokens=max_tokens,
     )
-    data = load_dataset(dataset, fmt.value, answers, turns.value)
+    data = load_dataset(dataset, fmt, answers, _turns(turns))
     data = replace(data, tasks=data.tasks[:limit]) if limit is not None else data
     settings = RunSettings(concurrency=concurrency, timeout_s=timeout, max_retries=max_retries)
     backend = HttpChatBackend(config, concurrency=concurrency)
@@ -249,6 +251,7 @@ def run(
             out,
             suite,
             store=store,
+            parser=parser,
             jobs=jobs,
             progress=progress,
             extra_config={"endpoint": backend.url, "model": model, "runner": runner},

@@ -1,5 +1,6 @@
 """Tool-calling metrics: tool_selection, parameter_accuracy, execution_success,
-response_quality, value_accuracy, abstention, and the spec's weighted ``overall``.
+response_quality, value_accuracy, abstention. Their weighted overall is the composite of the
+built-in ``toolcall`` suite (weights 0.40 / 0.35 / 0.25 / 0.0 on the first four).
 
 Per sample (``tool-calling-metrics.md`` and the DESIGN rulings):
 
@@ -31,12 +32,10 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Mapping
 from typing import Any
 
 from agentgauge.metrics.base import MetricResult, metric
 from agentgauge.model import JSON, Trace
-from agentgauge.scoring import composite
 from agentgauge.toolcall.bfcl import BfclUnsupported, BfclVerdict, check_bfcl
 from agentgauge.toolcall.bfcl_multiturn import (
     MultiTurnQuestion,
@@ -45,26 +44,17 @@ from agentgauge.toolcall.bfcl_multiturn import (
     is_multi_turn,
 )
 from agentgauge.toolcall.diagnosis import Diagnosis, call_dicts, diagnose
-from agentgauge.toolcall.matching import Tolerance
+from agentgauge.toolcall.matching import VALUE_ACCURACY_MODES, Tolerance
 
 __all__ = [
-    "DEFAULT_WEIGHTS",
     "ValueAccuracy",
     "abstention",
     "execution_success",
-    "overall",
     "parameter_accuracy",
     "response_quality",
     "token_f1",
     "tool_selection",
 ]
-
-DEFAULT_WEIGHTS: dict[str, float] = {
-    "tool_selection": 0.40,
-    "parameter_accuracy": 0.35,
-    "execution_success": 0.25,
-    "response_quality": 0.0,
-}
 
 _NO_EXPECTATION = "the task has no expected calls"
 _TOKEN = re.compile(r"\w+")
@@ -263,7 +253,8 @@ def _bfcl_errors(verdict: BfclVerdict, n_calls: int) -> list[str]:
 
 
 @metric(
-    "value_accuracy", description="argument values match the expected ones (bfcl|strict|lenient)"
+    "value_accuracy",
+    description=f"argument values match the expected ones ({'|'.join(VALUE_ACCURACY_MODES)})",
 )
 class ValueAccuracy:
     """1.0 iff the calls and their argument values are the expected ones.
@@ -289,8 +280,8 @@ class ValueAccuracy:
         underscore_to_dot: bool = False,
         allow_unexpected: bool = False,
     ) -> None:
-        if mode not in ("bfcl", "strict", "lenient"):
-            raise ValueError(f"mode must be bfcl, strict or lenient, not {mode!r}")
+        if mode not in VALUE_ACCURACY_MODES:
+            raise ValueError(f"mode must be one of {', '.join(VALUE_ACCURACY_MODES)}, not {mode!r}")
         if rel_tol < 0 or abs_tol < 0:
             raise ValueError("rel_tol and abs_tol must be non-negative")
         self.mode = mode
@@ -307,7 +298,7 @@ class ValueAccuracy:
             return self._score_bfcl(trace)
         d = diagnose(
             trace,
-            values="strict" if self.mode == "strict" else "lenient",
+            values=self.mode,
             tol=self.tol,
             allow_unexpected=self.allow_unexpected,
         )
@@ -382,32 +373,3 @@ def _score_multi_turn(trace: Trace, base: dict[str, Any]) -> MetricResult:
             **verdict.details,
         },
     )
-
-
-def overall(
-    values: Mapping[str, float | None], weights: Mapping[str, float] | None = None
-) -> float | None:
-    """The spec's overall score: ``Σ wᵢ·vᵢ`` over tool_selection, parameter_accuracy,
-    execution_success and response_quality, renormalised over the values that exist
-    (``agentgauge.scoring.composite``; equal to the spec's sum when the weights sum to 1 and
-    every weighted value exists).
-
-    Args:
-        values: metric name -> value in [0, 1] (run-level means or one sample's values); None
-            for a metric that was not measured.
-        weights: custom weights replacing the defaults 0.40 / 0.35 / 0.25 / 0.0; keys not
-            given weigh 0.
-
-    Raises:
-        ValueError: for an unknown weight key or a negative weight.
-    """
-    chosen = dict(DEFAULT_WEIGHTS if weights is None else weights)
-    unknown = sorted(set(chosen) - set(DEFAULT_WEIGHTS))
-    if unknown:
-        raise ValueError(
-            f"unknown weight key {unknown[0]!r}; the keys are {', '.join(DEFAULT_WEIGHTS)}"
-        )
-    negative = [k for k, w in chosen.items() if w < 0]
-    if negative:
-        raise ValueError(f"weight {negative[0]!r} is negative ({chosen[negative[0]]})")
-    return composite(values, chosen).value

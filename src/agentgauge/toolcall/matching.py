@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import numpy as np
 from numpy.typing import NDArray
@@ -31,7 +31,9 @@ from agentgauge.toolcall.schema import json_equal
 
 __all__ = [
     "DEFAULT_TOLERANCE",
+    "VALUE_ACCURACY_MODES",
     "Tolerance",
+    "ValueAccuracyMode",
     "ValueMode",
     "acceptable",
     "argument_errors",
@@ -40,6 +42,13 @@ __all__ = [
 ]
 
 ValueMode = Literal["strict", "lenient"]
+"""How this module compares argument values."""
+
+ValueAccuracyMode = Literal["bfcl", "strict", "lenient"]
+"""The modes of the ``value_accuracy`` metric: BFCL's own checker
+(:mod:`agentgauge.toolcall.bfcl`), or one of this module's :data:`ValueMode`."""
+
+VALUE_ACCURACY_MODES: tuple[ValueAccuracyMode, ...] = get_args(ValueAccuracyMode)
 
 
 @dataclass(frozen=True)

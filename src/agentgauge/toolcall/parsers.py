@@ -15,6 +15,13 @@ but could not be read, the parse error. Supported:
   argument values must be literals (``ast.literal_eval``; a bare identifier reads as its name,
   as in BFCL); positional arguments are named by the tool schema's property order;
 - BFCL's decoded list ``[{"func": {"a": 1}}]``.
+
+Each format is also a registered parser (``openai``, ``hermes``, ``mistral``, ``llama``,
+``json``, ``python``, ``bfcl``) that reads only that format from text; ``auto``, the default,
+detects it. Other packages add parsers through the ``agentgauge.parsers`` entry-point group::
+
+    @parser("my_model", description="<call>name(args)</call> blocks")
+    def parse_my_model(output, tools, positional) -> ParseResult: ...
 """
 
 from __future__ import annotations
@@ -22,18 +29,26 @@ from __future__ import annotations
 import ast
 import json
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypeAlias
 
 from pydantic import ValidationError
 
 from agentgauge.model import ToolCall, ToolSpec
+from agentgauge.registry import Registry
 from agentgauge.toolcall.schema import find_tool, parameter_names
 
-__all__ = ["OutputFormat", "ParseResult", "Positional", "parse_tool_calls"]
+__all__ = [
+    "PARSERS",
+    "ParseResult",
+    "Parser",
+    "Positional",
+    "get_parser",
+    "parse_tool_calls",
+    "parser",
+]
 
-OutputFormat = Literal["auto", "openai", "hermes", "mistral", "llama", "json", "python", "bfcl"]
 Positional = Literal["schema", "drop"]
 
 _DECODER = json.JSONDecoder()
@@ -297,17 +312,34 @@ def _looks_like_call(text: str) -> bool:
     return text.startswith(("{", "[")) or bool(_PYTHON_CALL.match(text))
 
 
+@dataclass(frozen=True)
+class _TextSteps:
+    """Which readings a parser tries on text, in this order: ``[TOOL_CALLS]`` markup,
+    ``<tool_call>`` blocks, the whole text as JSON, a Python call, JSON objects in free text.
+
+    ``python_final``: a text that looks like a Python call but cannot be read is the answer
+    (a parser of that format); when False, the JSON readings are tried after it (``auto``).
+    """
+
+    mistral: bool = False
+    hermes: bool = False
+    whole_json: bool = False
+    python: bool = False
+    json_scan: bool = False
+    python_final: bool = True
+
+
 def _parse_text(
-    text: str, tools: Sequence[ToolSpec], fmt: OutputFormat, positional: Positional
+    text: str, tools: Sequence[ToolSpec], steps: _TextSteps, positional: Positional
 ) -> ParseResult:
-    if fmt in ("auto", "mistral") and _MISTRAL_MARK in text:
+    if steps.mistral and _MISTRAL_MARK in text:
         return _parse_mistral(text)
-    if fmt in ("auto", "hermes") and "<tool_call>" in text:
+    if steps.hermes and "<tool_call>" in text:
         return _parse_hermes(text)
-    if fmt in ("hermes", "mistral"):
+    if not (steps.whole_json or steps.python or steps.json_scan):
         return ParseResult(text=text.strip() or None)
     body = _strip_fence(text.split(_LLAMA_PYTHON_TAG, 1)[-1])
-    if fmt in ("auto", "json", "llama", "openai", "bfcl"):
+    if steps.whole_json:
         try:
             whole = json.loads(body)
         except json.JSONDecodeError:
@@ -316,17 +348,16 @@ def _parse_text(
             if _holds_calls(whole) or (
                 isinstance(whole, list) and all(_is_bfcl_entry(v) for v in whole)
             ):
-                return _parse_structured(whole, tools, fmt, positional)
-    if fmt in ("auto", "python", "bfcl") and _PYTHON_CALL.match(body):
+                return _parse_structured(whole, tools, positional)
+    python_error = None
+    if steps.python and _PYTHON_CALL.match(body):
         try:
             return ParseResult(_parse_python(body, tools, positional), None, "python")
         except _ParseFailure as exc:
-            if fmt != "auto":
+            if steps.python_final:
                 return ParseResult([], str(exc), "python")
             python_error = str(exc)
-    else:
-        python_error = None
-    if fmt in ("auto", "json", "llama", "openai"):
+    if steps.json_scan:
         calls: list[ToolCall] = []
         spans: list[tuple[int, int]] = []
         try:
@@ -356,6 +387,10 @@ def _gaps(spans: list[tuple[int, int]], length: int) -> list[tuple[int, int]]:
 
 # --------------------------------------------------------------------------- structured input
 
+_AUTO = _TextSteps(
+    mistral=True, hermes=True, whole_json=True, python=True, json_scan=True, python_final=False
+)
+
 
 def _parse_message(
     message: dict[str, Any], tools: Sequence[ToolSpec], positional: Positional
@@ -369,13 +404,11 @@ def _parse_message(
     if isinstance(legacy, dict):
         return ParseResult([_call_from_object({"function": legacy})], None, "openai", text or None)
     if text:  # a server without a tool parser leaves the call markup in the content
-        return _parse_text(text, tools, "auto", positional)
+        return _parse_text(text, tools, _AUTO, positional)
     return ParseResult()
 
 
-def _parse_structured(
-    value: Any, tools: Sequence[ToolSpec], fmt: OutputFormat, positional: Positional
-) -> ParseResult:
+def _parse_structured(value: Any, tools: Sequence[ToolSpec], positional: Positional) -> ParseResult:
     if isinstance(value, dict):
         choices = value.get("choices")
         if isinstance(choices, list) and choices and isinstance(choices[0], dict):
@@ -395,10 +428,84 @@ def _parse_structured(
     raise _ParseFailure(f"cannot read tool calls from a {type(value).__name__}")
 
 
+# --------------------------------------------------------------------------- the registry
+
+Parser: TypeAlias = Callable[[Any, Sequence[ToolSpec], Positional], ParseResult]
+"""``parse(output, tools, positional) -> ParseResult``: ``output`` is never None; a failure is
+recorded in the result's ``error``."""
+
+
+def parser(name: str, *, description: str = "") -> Callable[[Parser], Parser]:
+    """Register a parser of model outputs under ``name`` (see :data:`Parser`).
+
+    Args:
+        name: the parser's name (``toolcall score --parser NAME``).
+        description: one line for ``agentgauge plugins`` (default: the parser's docstring's
+            first line).
+    """
+
+    def register(parse: Parser) -> Parser:
+        PARSERS.add(name, parse, source=parse, description=description)
+        return parse
+
+    return register
+
+
+PARSERS: Registry[Parser] = Registry(
+    "parser",
+    "agentgauge.parsers",
+    builtins=("agentgauge.toolcall.parsers",),
+    adopt=lambda name, obj: parser(name)(obj),
+)
+"""Every parser of model outputs by name."""
+
+
+def _text_parser(steps: _TextSteps) -> Parser:
+    """A parser that reads text with ``steps``; structured outputs (messages, responses, call
+    lists) are read whatever the text format."""
+
+    def parse(output: Any, tools: Sequence[ToolSpec], positional: Positional) -> ParseResult:
+        if isinstance(output, str):
+            return _parse_text(output, tools, steps, positional)
+        return _parse_structured(output, tools, positional)
+
+    return parse
+
+
+def _register_text_parsers() -> None:
+    json_text = _TextSteps(whole_json=True, json_scan=True)
+    for name, steps, description in (
+        ("auto", _AUTO, "detect the format (any of those below)"),
+        ("openai", json_text, "OpenAI tool_calls, and JSON call objects in text"),
+        ("hermes", _TextSteps(hermes=True), "Hermes / Qwen <tool_call>{...}</tool_call> blocks"),
+        ("mistral", _TextSteps(mistral=True), "Mistral [TOOL_CALLS] markup"),
+        ("llama", json_text, 'Llama {"name": ..., "parameters": ...} objects'),
+        ("json", json_text, "JSON call objects, the whole text or within it"),
+        ("python", _TextSteps(python=True), "Python call syntax f(a=1), [f(a=1), g(b=2)]"),
+        ("bfcl", _TextSteps(whole_json=True, python=True), "BFCL decoded lists or Python calls"),
+    ):
+        PARSERS.add(name, _text_parser(steps), source=_text_parser, description=description)
+
+
+_register_text_parsers()
+
+
+def get_parser(name: str) -> Parser:
+    """The parser registered as ``name``.
+
+    Args:
+        name: ``auto``, a format's name, or a plugin's parser.
+
+    Raises:
+        UnknownNameError: naming the known parsers.
+    """
+    return PARSERS.get(name)
+
+
 def parse_tool_calls(
     output: Any,
     tools: Sequence[ToolSpec] | None = None,
-    format: OutputFormat = "auto",
+    format: str = "auto",
     positional: Positional = "schema",
 ) -> ParseResult:
     """Read the tool calls in a model's output; never executes anything.
@@ -408,21 +515,23 @@ def parse_tool_calls(
             a decoded call list (BFCL ``[{"f": {...}}]``, OpenAI ``tool_calls``, or
             ``[{"name", "arguments"}]``), or None (no output).
         tools: the tools offered, used to name positional arguments of Python-style calls.
-        format: ``auto`` (detect), or force one of ``openai``, ``hermes``, ``mistral``,
-            ``llama``, ``json``, ``python``, ``bfcl``.
+        format: the parser: ``auto`` (detect), a format read from text only (``openai``,
+            ``hermes``, ``mistral``, ``llama``, ``json``, ``python``, ``bfcl``), or a
+            registered plugin's.
         positional: ``schema`` names positional arguments by the tool's property order (an
             error when the tool is unknown); ``drop`` discards them, as BFCL's decoder does.
 
     Returns:
         A :class:`ParseResult`; a failure is recorded in ``error``, never raised.
+
+    Raises:
+        UnknownNameError: for an unknown ``format``.
     """
-    offered = list(tools or [])
+    parse = get_parser(format)
     try:
         if output is None:
             return ParseResult()
-        if isinstance(output, str):
-            return _parse_text(output, offered, format, positional)
-        return _parse_structured(output, offered, format, positional)
+        return parse(output, list(tools or []), positional)
     except _ParseFailure as exc:
         return ParseResult([], str(exc), None)
     except (RecursionError, MemoryError):

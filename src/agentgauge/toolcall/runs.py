@@ -22,7 +22,8 @@ from agentgauge.io.jsonl import ReadError
 from agentgauge.model import Task, Trace
 from agentgauge.store import Store
 from agentgauge.toolcall.bfcl_multiturn import SimulatorError, is_multi_turn, require_simulators
-from agentgauge.toolcall.datasets import DatasetFormat, Turns, read_dataset, read_predictions
+from agentgauge.toolcall.datasets import read_dataset, read_predictions
+from agentgauge.toolcall.formats import Turns
 from agentgauge.toolcall.runner import (
     ChatBackend,
     Prediction,
@@ -41,7 +42,6 @@ __all__ = [
     "add_verdict",
     "check_scorable",
     "count_unanswered",
-    "default_mode",
     "load_dataset",
     "parse_weights",
     "run_model",
@@ -87,21 +87,12 @@ def parse_weights(text: str) -> dict[str, float]:
     return weights
 
 
-def default_mode(fmt: DatasetFormat) -> str:
-    """The ``value_accuracy`` mode of a dataset format: BFCL's own checker for BFCL data,
-    strict matching otherwise.
-
-    Args:
-        fmt: the dataset format.
-    """
-    return "bfcl" if fmt == "bfcl" else "strict"
-
-
 def toolcall_suite(mode: str, weights: str | None = None) -> Suite:
     """The ``toolcall`` suite with ``value_accuracy`` in ``mode`` and the given weights.
 
     Args:
-        mode: the value-matching mode (``bfcl``, ``strict`` or ``lenient``).
+        mode: the value-matching mode (one of
+            :data:`~agentgauge.toolcall.matching.VALUE_ACCURACY_MODES`).
         weights: ``--weights`` text; None keeps the suite's weights.
 
     Raises:
@@ -124,15 +115,16 @@ class Dataset:
 
     Args:
         path: the dataset file.
-        format: its format.
-        answers: BFCL's possible-answer file, if any.
+        format: its format (a registered one, :data:`~agentgauge.toolcall.formats.FORMATS`).
+        answers: the file of expected calls, for a format that keeps them apart (BFCL's
+            possible answers), if any.
         tasks: the usable samples, in file order.
         errors: the lines that could not be read (reported with the run).
         turns: which assistant turns of a conversation are samples (``all`` or ``last``).
     """
 
     path: Path
-    format: DatasetFormat
+    format: str
     answers: Path | None = None
     tasks: list[Task] = field(default_factory=list)
     errors: list[ReadError] = field(default_factory=list)
@@ -140,20 +132,21 @@ class Dataset:
 
 
 def load_dataset(
-    path: Path, fmt: DatasetFormat, answers: Path | None = None, turns: Turns = "all"
+    path: Path, fmt: str, answers: Path | None = None, turns: Turns = "all"
 ) -> Dataset:
     """Read a tool-calling dataset.
 
     Args:
         path: the dataset (JSONL; BFCL: its question file).
-        fmt: its format.
-        answers: BFCL's possible-answer file.
+        fmt: its format: ``deepfabric``, ``openai``, ``bfcl`` or a plugin's.
+        answers: the file of expected calls, for a format that keeps them apart (BFCL's
+            possible answers).
         turns: which assistant turns of a conversation are samples: ``all`` (``<id>#<n>``) or
             ``last`` (``<id>``); conversation formats only.
 
     Raises:
-        ToolcallError: a missing file, an answers file with another format, or no usable
-            sample (naming the first error).
+        ToolcallError: a missing file, an unknown format, an answers file or turns the
+            format does not read, or no usable sample (naming the first error).
     """
     for given in (path, answers):
         if given is not None and not given.is_file():
@@ -174,11 +167,11 @@ def load_dataset(
     return Dataset(path, fmt, answers, tasks, errors, turns)
 
 
-def _scored_items(dataset: Dataset, predictions: Path) -> Iterator[Trace | ReadError]:
+def _scored_items(dataset: Dataset, predictions: Path, parser: str) -> Iterator[Trace | ReadError]:
     """Dataset errors, the predictions' traces, then a failed trace per unanswered sample."""
     yield from dataset.errors
     by_id = {task.id: task for task in dataset.tasks}
-    yield from read_predictions(predictions, by_id, include_missing=True)
+    yield from read_predictions(predictions, by_id, parser=parser, include_missing=True)
 
 
 def check_scorable(dataset: Dataset, suite: Suite) -> None:
@@ -205,6 +198,7 @@ def score_predictions(
     suite: Suite,
     *,
     store: Store,
+    parser: str = "auto",
     jobs: int | None = None,
     progress: bool = True,
     extra_config: dict[str, Any] | None = None,
@@ -218,6 +212,8 @@ def score_predictions(
         predictions: ``{"id", "result"}`` per line.
         suite: the ``toolcall`` suite (:func:`toolcall_suite`).
         store: where the run goes.
+        parser: how the model's answers are read: ``auto`` (detect the format) or a
+            registered parser (:data:`~agentgauge.toolcall.parsers.PARSERS`).
         jobs: scoring processes (default: cores).
         progress: show a progress bar.
         extra_config: more settings recorded in the run's ``toolcall`` configuration.
@@ -234,6 +230,7 @@ def score_predictions(
         "answers": str(dataset.answers) if dataset.answers else None,
         "format": dataset.format,
         "turns": dataset.turns,
+        "parser": parser,
         "mode": suite.options[VALUE_METRIC]["mode"],
         "weights": suite.weights,
         "predictions": str(predictions),
@@ -241,7 +238,7 @@ def score_predictions(
     }
     sources = [str(p) for p in (dataset.path, dataset.answers, predictions) if p]
     return evaluate(
-        _scored_items(dataset, predictions),
+        _scored_items(dataset, predictions, parser),
         suite,
         store=store,
         options=EvaluateOptions(
