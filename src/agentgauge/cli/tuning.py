@@ -97,7 +97,7 @@ def _print_tuning(outcome: TuningOutcome) -> None:
 def tune_command(
     agent: AgentOption,
     tasks: TasksOption,
-    strategy: Annotated[str, typer.Option(help="rl, bayes or random.")] = "rl",
+    strategy: Annotated[str, typer.Option(help="rl, bayes, random or a plugin's tuner.")] = "rl",
     episodes: Annotated[int, typer.Option(min=1, help="Settings to evaluate.")] = 40,
     tasks_per_episode: Annotated[
         int | None, typer.Option(min=1, help="Tasks per episode (default: all).")
@@ -121,7 +121,7 @@ def tune_command(
     jobs: JobsOption = 4,
     progress: ProgressOption = True,
 ) -> None:
-    """Tune an agent's parameters (rl, bayes or random) for its score.
+    """Tune an agent's parameters (rl, bayes, random, ...) for its score.
 
     The best setting is the one with the highest level of the suite's score (or of
     --objective), re-measured at the end on every task with fresh seeds.

@@ -13,7 +13,9 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["BayesSearch"]
+from agentgauge.tuning.tuner import tuner
+
+__all__ = ["BayesSearch", "bayes_search"]
 
 
 class BayesSearch:
@@ -70,3 +72,15 @@ class BayesSearch:
             self.study.tell(trial, state=self._optuna.trial.TrialState.FAIL)
         else:
             self.study.tell(trial, objective)
+
+
+@tuner("bayes", description="Bayesian optimisation: Optuna's TPE sampler (the 'tune' extra)")
+def bayes_search(start: NDArray[np.float64], names: Sequence[str], *, seed: int = 0) -> BayesSearch:
+    """Bayesian optimisation: Optuna's TPE sampler (the 'tune' extra).
+
+    Args:
+        start: the first point (unit coordinates).
+        names: the parameters' names.
+        seed: seeds the sampler.
+    """
+    return BayesSearch(start, names, seed=seed)

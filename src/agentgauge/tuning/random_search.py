@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["RandomSearch"]
+from agentgauge.tuning.tuner import tuner
+
+__all__ = ["RandomSearch", "random_search"]
 
 
 class RandomSearch:
@@ -32,3 +36,17 @@ class RandomSearch:
 
     def tell(self, point: NDArray[np.float64], objective: float | None) -> None:
         """Random search learns nothing."""
+
+
+@tuner("random", description="random search, the control: uniform points after the start")
+def random_search(
+    start: NDArray[np.float64], names: Sequence[str], *, seed: int = 0
+) -> RandomSearch:
+    """Random search, the control: uniform points after the start point.
+
+    Args:
+        start: the first point (unit coordinates).
+        names: the parameters' names (unused).
+        seed: seeds the draws.
+    """
+    return RandomSearch(start, seed=seed)

@@ -21,13 +21,17 @@ The spec's ``learning_rate`` range 0.001–0.1 is enforced.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["LEARNING_RATE_RANGE", "Reinforce"]
+from agentgauge.tuning.tuner import tuner
+
+__all__ = ["LEARNING_RATE_RANGE", "Reinforce", "reinforce"]
 
 LEARNING_RATE_RANGE = (0.001, 0.1)
+_LEARNING_RATE = 0.05
 
 
 class _Adam:
@@ -68,7 +72,7 @@ class Reinforce:
         self,
         start: NDArray[np.float64],
         *,
-        learning_rate: float = 0.05,
+        learning_rate: float = _LEARNING_RATE,
         seed: int = 0,
         init_std: float = 0.2,
         min_std: float = 0.02,
@@ -137,3 +141,22 @@ class Reinforce:
         dim = len(self.mean)
         self.mean = np.clip(self.mean + step[:dim], 0.0, 1.0)
         self.log_std = np.clip(self.log_std + step[dim:], *self._log_std_bounds)
+
+
+@tuner("rl", description="REINFORCE: a Gaussian policy learns from each episode's level")
+def reinforce(
+    start: NDArray[np.float64],
+    names: Sequence[str],
+    *,
+    seed: int = 0,
+    learning_rate: float = _LEARNING_RATE,
+) -> Reinforce:
+    """REINFORCE: a Gaussian policy that learns from each episode's level.
+
+    Args:
+        start: the policy's initial mean (unit coordinates).
+        names: the parameters' names (unused: the policy is over coordinates).
+        seed: seeds the policy's samples.
+        learning_rate: Adam step size, within LEARNING_RATE_RANGE (0.001–0.1).
+    """
+    return Reinforce(start, learning_rate=learning_rate, seed=seed)

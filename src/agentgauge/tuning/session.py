@@ -1,6 +1,7 @@
-"""A tuning session: search an agent's parameters (rl, bayes or random) for the level of a
-suite's score, keep every episode in the store, then re-measure the best setting on every task
-with fresh seeds (records ``tuning`` and ``tuning_result``)."""
+"""A tuning session: search an agent's parameters (with a registered tuner: rl, bayes, random
+or a plugin's) for the level of a suite's score, keep every episode in the store, then
+re-measure the best setting on every task with fresh seeds (records ``tuning`` and
+``tuning_result``)."""
 
 from __future__ import annotations
 
@@ -20,27 +21,16 @@ from agentgauge.tuning.agent_run import (
     progress_bar,
 )
 from agentgauge.tuning.objective import Objective, repeat_seeds
-from agentgauge.tuning.tuner import EpisodeRecord, Strategy, TuningResult, run_tuning
+from agentgauge.tuning.tuner import (
+    TUNERS,
+    EpisodeRecord,
+    Strategy,
+    TunerInfo,
+    TuningResult,
+    run_tuning,
+)
 
-__all__ = ["STRATEGIES", "TuneOptions", "TuningOutcome", "TuningSession", "TuningSummary"]
-
-STRATEGIES = ("rl", "bayes", "random")
-
-
-def _strategy(
-    name: str, start: Any, names: list[str], *, seed: int, learning_rate: float
-) -> Strategy:
-    if name == "rl":
-        from agentgauge.tuning.rl import Reinforce
-
-        return Reinforce(start, learning_rate=learning_rate, seed=seed)
-    if name == "bayes":
-        from agentgauge.tuning.bayes import BayesSearch
-
-        return BayesSearch(start, names, seed=seed)
-    from agentgauge.tuning.random_search import RandomSearch
-
-    return RandomSearch(start, seed=seed)
+__all__ = ["TuneOptions", "TuningOutcome", "TuningSession", "TuningSummary"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -48,10 +38,10 @@ class TuneOptions(AgentOptions):
     """A tuning session's options.
 
     Args:
-        strategy: ``rl``, ``bayes`` or ``random``.
+        strategy: a registered tuner: ``rl``, ``bayes``, ``random`` or a plugin's.
         episodes: settings to evaluate.
         tasks_per_episode: tasks per episode (all when None).
-        learning_rate: rl's step size (0.001-0.1).
+        learning_rate: the step size of the tuners that take one (rl: 0.001-0.1).
         objective: optimise this metric instead of the suite's composite.
     """
 
@@ -60,6 +50,17 @@ class TuneOptions(AgentOptions):
     tasks_per_episode: int | None = None
     learning_rate: float = 0.1
     objective: str | None = None
+
+
+def _tuner(options: TuneOptions) -> tuple[TunerInfo, dict[str, Any]]:
+    """The tuner ``options.strategy`` names and the options it takes (the tuners that take a
+    learning rate get ``options.learning_rate``)."""
+    tuner = TUNERS.find(options.strategy)
+    if tuner is None:
+        known = ", ".join(TUNERS)
+        raise TuningError(f"--strategy: {options.strategy!r} is not one of {known}")
+    given = {"learning_rate": options.learning_rate}
+    return tuner, {k: v for k, v in given.items() if k in tuner.options}
 
 
 @dataclass(frozen=True)
@@ -125,12 +126,14 @@ class TuningSession:
         setup: the agent and what it runs on.
         objective: what is measured of a setting.
         strategy: the search strategy, at its start point.
+        tuner_options: the options the tuner was given.
     """
 
     options: TuneOptions
     setup: AgentSetup
     objective: Objective
     strategy: Strategy
+    tuner_options: dict[str, Any]
 
     @classmethod
     def prepare(
@@ -145,9 +148,7 @@ class TuningSession:
         Raises:
             TuningError, SuiteError, AgentLoadError, ParameterError: naming what is wrong.
         """
-        if options.strategy not in STRATEGIES:
-            known = ", ".join(STRATEGIES)
-            raise TuningError(f"--strategy: {options.strategy!r} is not one of {known}")
+        tuner, tuner_options = _tuner(options)
         suite = load_suite(options.suite)
         setup = load_setup(options, on_skip=on_skip)
         space = setup.space
@@ -160,16 +161,12 @@ class TuningSession:
                 metric=options.objective,
                 jobs=options.jobs,
             )
-            strategy = _strategy(
-                options.strategy,
-                space.to_unit(setup.base),
-                space.names,
-                seed=options.seed,
-                learning_rate=options.learning_rate,
+            strategy = tuner.factory(
+                space.to_unit(setup.base), space.names, seed=options.seed, **tuner_options
             )
         except ValueError as exc:
             raise TuningError(str(exc)) from None
-        return cls(options, setup, objective, strategy)
+        return cls(options, setup, objective, strategy, tuner_options)
 
     def config(self) -> dict[str, Any]:
         """The run's configuration, as stored with it."""
@@ -181,7 +178,7 @@ class TuningSession:
             "episodes": o.episodes,
             "tasks_per_episode": o.tasks_per_episode,
             "repeats": o.repeats,
-            "learning_rate": o.learning_rate if o.strategy == "rl" else None,
+            "learning_rate": self.tuner_options.get("learning_rate"),
             "seed": o.seed,
             "objective": self.objective.label,
             "space": self.setup.space.model_dump(mode="json"),

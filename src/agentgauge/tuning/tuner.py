@@ -19,9 +19,20 @@ import numpy as np
 from numpy.typing import NDArray
 
 from agentgauge.model import JSON
+from agentgauge.registry import Registry, keyword_options
 from agentgauge.tuning.objective import Evaluation, Objective, repeat_seeds
 
-__all__ = ["EpisodeRecord", "Strategy", "TuningResult", "run_tuning"]
+__all__ = [
+    "TUNERS",
+    "EpisodeRecord",
+    "Strategy",
+    "TunerFactory",
+    "TunerInfo",
+    "TuningResult",
+    "get_tuner",
+    "run_tuning",
+    "tuner",
+]
 
 
 class Strategy(Protocol):
@@ -34,13 +45,74 @@ class Strategy(Protocol):
     def tell(self, point: NDArray[np.float64], objective: float | None) -> None: ...
 
 
+TunerFactory = Callable[..., Strategy]
+"""``factory(start, names, *, seed, **options) -> Strategy``: ``start`` is the first point (unit
+coordinates), ``names`` the parameters' names, ``seed`` seeds everything random; its other
+keyword parameters are the tuner's options."""
+
+
+@dataclass(frozen=True)
+class TunerInfo:
+    """What the registry knows about a tuner.
+
+    Args:
+        name: the tuner's name (``tune --strategy``).
+        factory: makes the strategy.
+        options: its keyword options (besides ``seed``) and their defaults.
+    """
+
+    name: str
+    factory: TunerFactory
+    options: dict[str, Any]
+
+
+def tuner(name: str, *, description: str = "") -> Callable[[TunerFactory], TunerFactory]:
+    """Register a tuner factory (see :class:`TunerFactory`) under ``name``.
+
+    Args:
+        name: the tuner's name.
+        description: one line for ``agentgauge plugins`` (default: the factory's docstring's
+            first line).
+    """
+
+    def register(factory: TunerFactory) -> TunerFactory:
+        options = keyword_options(factory, skip=2)
+        options.pop("seed", None)
+        TUNERS.add(name, TunerInfo(name, factory, options), source=factory, description=description)
+        return factory
+
+    return register
+
+
+TUNERS: Registry[TunerInfo] = Registry(
+    "tuner",
+    "agentgauge.tuners",
+    builtins=("agentgauge.tuning.rl", "agentgauge.tuning.bayes", "agentgauge.tuning.random_search"),
+    adopt=lambda name, obj: tuner(name)(obj),
+)
+"""Every tuner by name: ``rl``, ``bayes``, ``random`` and those of the ``agentgauge.tuners``
+entry points."""
+
+
+def get_tuner(name: str) -> TunerInfo:
+    """The registry entry of a tuner.
+
+    Args:
+        name: a registered tuner name.
+
+    Raises:
+        UnknownNameError: naming the known tuners.
+    """
+    return TUNERS.get(name)
+
+
 @dataclass
 class EpisodeRecord:
     """One episode of a tuning run (one record of the store's ``tuning`` stream).
 
     Args:
         episode: 0-based episode number.
-        strategy: rl, bayes or random.
+        strategy: the tuner's name.
         params: the parameters as applied (integers rounded).
         unit: the point in the unit cube (unrounded).
         metrics: metric -> mean over the episode's samples.
@@ -99,7 +171,7 @@ def run_tuning(
 
     Args:
         objective: the agent, tasks, suite and space.
-        strategy: rl, bayes or random (already seeded).
+        strategy: the tuner (already seeded).
         episodes: evaluations to make (each one parameter setting).
         tasks_per_episode: tasks per episode (all when None or larger than the task set).
         repeats: seeded repeats of each task per episode.
