@@ -1,13 +1,15 @@
 """The engine on a real SQLite file: batches, process pool, failure isolation, resume."""
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from agentgauge.config import Suite
+from agentgauge.config import Suite, load_suite
 from agentgauge.engine import EvaluateOptions, evaluate, iter_sources, score_traces
+from agentgauge.judges.settings import JudgeSettings
 from agentgauge.metrics.base import MetricResult, metric
 from agentgauge.model import Step, Task, Trace
 from agentgauge.report.export import result_document, write_result_json
@@ -264,3 +266,52 @@ def test_a_version_1_store_gains_the_per_sample_index(tmp_path: Path) -> None:
     assert version == 2
     # a sample's values are found through the index, not by scanning its whole run
     assert "metric_values_by_sample (run_id=? AND sample_key=?)" in str([tuple(r) for r in plan])
+
+
+@metric("test_build_log")
+class _BuildLog:
+    """Writes the id of the process that builds it to ``log``, one line per build."""
+
+    def __init__(self, *, log: str = "", tag: int = 0) -> None:
+        with open(log, "a") as fh:
+            fh.write(f"{os.getpid()} {tag}\n")
+
+    def score(self, trace: Trace) -> MetricResult:
+        return MetricResult(value=1.0)
+
+
+def test_a_suite_is_built_once_per_process_workers_included(tmp_path: Path) -> None:
+    log = tmp_path / "builds.txt"
+    suite_file = tmp_path / "s.toml"
+    suite_file.write_text(
+        f'metrics = ["test_build_log"]\n[options.test_build_log]\nlog = "{log}"\n'
+    )
+    suite = load_suite(suite_file)  # builds to check the options
+    data = _write(tmp_path / "t.jsonl", 60)
+    for _ in range(2):  # a second run of the same suite builds nothing either
+        with Store(tmp_path / "r.db") as store:
+            options = EvaluateOptions(jobs=2, progress=False, batch_size=5)
+            run_id = evaluate(iter_sources([data]), suite, store=store, options=options)
+            assert store.get_run(run_id).n_samples == 60
+    # one build, in this process: the forked workers scored with their parent's metrics
+    assert log.read_text().splitlines() == [f"{os.getpid()} 0"]
+    # the same suite read again, or sent as JSON, is the same suite
+    Suite.model_validate_json(load_suite(suite_file).model_dump_json()).build_metrics()
+    assert len(log.read_text().splitlines()) == 1
+    # other options, another suite
+    other = suite.model_copy(update={"options": {"test_build_log": {"log": str(log), "tag": 1}}})
+    other.build_metrics()
+    other.build_metrics()
+    assert log.read_text().splitlines()[1:] == [f"{os.getpid()} 1"]
+
+
+def test_a_suite_whose_judge_has_a_budget_is_built_anew_for_each_run() -> None:
+    budgeted = Suite(
+        name="j",
+        metrics=["planning_rationality"],
+        judge=JudgeSettings(model="test", max_calls=3),
+    )
+    first, second = budgeted.build_metrics(), budgeted.build_metrics()
+    assert first[0] is not second[0]
+    free = budgeted.model_copy(update={"judge": JudgeSettings(model="test")})
+    assert free.build_metrics()[0] is free.build_metrics()[0]

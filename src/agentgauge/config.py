@@ -33,6 +33,7 @@ from agentgauge.errors import AgentgaugeError
 from agentgauge.io.jsonl import error_message
 from agentgauge.judges.settings import JudgeSettings
 from agentgauge.metrics.base import (
+    METRICS,
     Metric,
     MetricOptionError,
     UnknownMetricError,
@@ -123,7 +124,26 @@ class Suite(BaseModel):
         return lower_is_better(self.metrics)
 
     def build_metrics(self) -> list[Metric]:
-        """Instantiate the suite's metrics with their options."""
+        """The suite's metrics with their options, built once per process for a suite.
+
+        A suite is identified by its content: the same suite read again, copied, or sent to a
+        worker process as JSON reuses the metrics already built (and the models they loaded);
+        forked workers reuse their parent's. A suite whose judge has a budget is built anew on
+        each call: a budget is a run's, and reused judges would carry their spending over.
+        """
+        judge = self.judge
+        if judge is not None and (judge.max_calls is not None or judge.max_cost_usd is not None):
+            return self._build_metrics()
+        key = (self.model_dump_json(), METRICS.version)
+        built = _BUILT.pop(key, None)
+        if built is None:
+            built = self._build_metrics()
+        _BUILT[key] = built  # most recently used last
+        while len(_BUILT) > _BUILT_LIMIT:
+            del _BUILT[next(iter(_BUILT))]
+        return list(built)
+
+    def _build_metrics(self) -> list[Metric]:
         built = []
         for name in self.metrics:
             options = self.options.get(name)
@@ -142,6 +162,11 @@ class Suite(BaseModel):
         suite = self.model_copy(update={"weights": {**self.weights, **weights}})
         suite.validate_names("weights")
         return suite
+
+
+_BUILT: dict[tuple[str, int], list[Metric]] = {}
+"""Built metrics by suite content and metric-registry version, least recently used first."""
+_BUILT_LIMIT = 8
 
 
 _REVIEW_METRICS = (

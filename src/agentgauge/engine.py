@@ -509,15 +509,11 @@ class _PoolRunner:
         self._pool.shutdown(wait=wait, cancel_futures=True)
 
 
-_ray_metrics: dict[str, tuple[Suite, list[Metric]]] = {}
-
-
 def _score_batch_on_ray(batch: Batch, suite_json: str) -> Outcome:
-    """A Ray task: builds the suite's metrics once per worker process, then scores."""
-    if suite_json not in _ray_metrics:
-        suite = Suite.model_validate_json(suite_json)
-        _ray_metrics[suite_json] = (suite, suite.build_metrics())
-    return score_batch(batch, *_ray_metrics[suite_json])
+    """A Ray task; a worker process builds the suite's metrics at its first batch only
+    (:meth:`Suite.build_metrics` keeps them)."""
+    suite = Suite.model_validate_json(suite_json)
+    return score_batch(batch, suite, suite.build_metrics())
 
 
 class _RayRunner:
