@@ -1,9 +1,10 @@
-"""What agentgauge knows: ``metrics`` (the registered metrics) and ``schema`` (the trace
-format)."""
+"""What agentgauge knows: ``metrics`` (the registered metrics), ``plugins`` (every extension
+point's names and where each comes from) and ``schema`` (the trace format)."""
 
 from __future__ import annotations
 
 import json
+from typing import Annotated
 
 import typer
 
@@ -23,6 +24,31 @@ def metrics() -> None:
             info.name, "higher" if info.higher_is_better else "lower", opts, info.description
         )
     console.print(table)
+
+
+def plugins(
+    as_json: Annotated[bool, typer.Option("--json", help="Print the listing as JSON.")] = False,
+) -> None:
+    """List what each extension point knows.
+
+    Metrics, importers, dataset formats, output parsers, tuners and executors: built in, or
+    from the installed package that provides them.
+    """
+    from dataclasses import asdict
+
+    from rich.table import Table
+
+    from agentgauge.plugins import describe_plugins
+
+    points = describe_plugins()
+    if as_json:
+        typer.echo(json.dumps({p.kind: asdict(p) for p in points}, indent=2))
+        return
+    for point in points:
+        table = Table("name", "from", "description", title=f"{point.kind} ({point.group})")
+        for plugin in point.plugins:
+            table.add_row(plugin.name, plugin.origin, plugin.description)
+        console.print(table)
 
 
 def schema() -> None:
