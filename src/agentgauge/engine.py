@@ -32,7 +32,7 @@ from rich.progress import (
 
 from agentgauge.config import Suite
 from agentgauge.errors import AgentgaugeError
-from agentgauge.io.importers import get_importer_info
+from agentgauge.io.importers import IMPORTERS
 from agentgauge.io.jsonl import RawLine, ReadError, iter_raw_lines, parse_line
 from agentgauge.metrics.base import Metric, MetricResult, score_many
 from agentgauge.model import Trace
@@ -431,12 +431,7 @@ def executor(name: str, *, description: str = "") -> Callable[[ExecutorFactory],
         description: one line for ``agentgauge plugins`` (default: the factory's docstring's
             first line).
     """
-
-    def register(factory: ExecutorFactory) -> ExecutorFactory:
-        EXECUTORS.add(name, factory, source=factory, description=description)
-        return factory
-
-    return register
+    return EXECUTORS.decorator(name, description=description)
 
 
 EXECUTORS: Registry[ExecutorFactory] = Registry(
@@ -627,7 +622,7 @@ def evaluate_files(run: FileRun, *, store: Store, options: EvaluateOptions | Non
         UnknownNameError: the run's format or the executor is not registered.
     """
     opts = options or EvaluateOptions()
-    importer = get_importer_info(run.trace_format)
+    importer = IMPORTERS.get(run.trace_format)
     items = importer.items(run.sources)
     total = importer.count(run.sources) if opts.progress else None
     opts = replace(

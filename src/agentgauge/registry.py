@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from importlib.metadata import EntryPoint, entry_points
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, cast
 
 from agentgauge.errors import AgentgaugeError
 
@@ -34,6 +34,7 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+S = TypeVar("S")
 
 BUILTIN = "built-in"
 """The origin of the entries agentgauge itself registers."""
@@ -184,6 +185,27 @@ class Registry(Generic[T]):
         module = getattr(source, "__module__", None) or "unknown"
         self._entries[name] = Entry(name, value, _origin(source), doc, module)
         self.version += 1
+
+    def decorator(
+        self, name: str, entry: Callable[[S], T] | None = None, *, description: str = ""
+    ) -> Callable[[S], S]:
+        """A decorator that registers what it decorates under ``name`` and returns it as it is:
+        what each extension point's own decorator (``@importer``, ``@tuner``, ...) hands out.
+
+        Args:
+            name: the key users give.
+            entry: makes what the extension point keeps from the decorated object (a record;
+                it raises TypeError for an object of the wrong kind); None keeps the object.
+            description: one line for listings; by default the first line of the decorated
+                object's docstring.
+        """
+
+        def register(obj: S) -> S:
+            value = cast(T, obj) if entry is None else entry(obj)
+            self.add(name, value, source=obj, description=description)
+            return obj
+
+        return register
 
     def load(self) -> None:
         """Import the built-in modules, then the entry points of :attr:`group` (once)."""

@@ -90,7 +90,7 @@ def evaluate(
     """Score trace files with a suite, store the run and report it."""
     from agentgauge.config import load_suite
     from agentgauge.engine import EvaluateOptions, FileRun, evaluate_files, resume_file_run
-    from agentgauge.io.importers import get_importer_info
+    from agentgauge.io.importers import IMPORTERS
     from agentgauge.store import Store
 
     paths = paths or []
@@ -113,7 +113,7 @@ def evaluate(
             _say_how_to_resume(store, resume, db)
             raise typer.Exit(130) from None
         stored = store.get_run(run_id)
-    hint = get_importer_info(run.trace_format).no_trace_hint
+    hint = IMPORTERS.get(run.trace_format).no_trace_hint
     if hint and stored.n_samples == 0 and stored.n_errors > 0:
         err_console.print(f"[yellow]hint:[/] {hint}", highlight=False)
     write_outputs(

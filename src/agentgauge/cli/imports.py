@@ -27,9 +27,9 @@ def _importer(
     """The reader of ``--format``, given those of the options that it takes."""
     from functools import partial
 
-    from agentgauge.io.importers import get_importer_info
+    from agentgauge.io.importers import IMPORTERS
 
-    importer = get_importer_info(trace_format)
+    importer = IMPORTERS.get(trace_format)
     given = {"group_by": group_by, "task_id_attribute": task_id_attribute, "log_files": logs}
     return partial(importer.read, **{k: v for k, v in given.items() if k in importer.options})
 

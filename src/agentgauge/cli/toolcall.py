@@ -82,7 +82,7 @@ ProgressOpt = Annotated[bool, typer.Option(help="Show progress bars.")]
 
 def _suite(fmt: str, mode: str | None, weights: str | None, parser: str) -> Suite:
     """The suite to score with, once the format, the mode and the parser are checked."""
-    from agentgauge.toolcall.formats import FORMATS, get_format
+    from agentgauge.toolcall.formats import FORMATS
     from agentgauge.toolcall.parsers import PARSERS
     from agentgauge.toolcall.runs import toolcall_suite
 
@@ -90,7 +90,7 @@ def _suite(fmt: str, mode: str | None, weights: str | None, parser: str) -> Suit
     if mode is not None:
         check_choice("--mode", mode, VALUE_ACCURACY_MODES)
     check_choice("--parser", parser, PARSERS)
-    return toolcall_suite(mode or get_format(fmt).value_mode, weights)
+    return toolcall_suite(mode or FORMATS.get(fmt).value_mode, weights)
 
 
 def _turns(turns: str) -> Turns:

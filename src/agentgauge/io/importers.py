@@ -33,7 +33,6 @@ __all__ = [
     "ImporterInfo",
     "convert",
     "get_importer",
-    "get_importer_info",
     "importer",
 ]
 
@@ -104,14 +103,12 @@ def importer(
         no_trace_hint: see :class:`ImporterInfo`.
     """
 
-    def register(read: Importer) -> Importer:
+    def info(read: Importer) -> ImporterInfo:
         if not callable(read):
             raise TypeError(f"@importer({name!r}) decorates a function, not {read!r}")
-        info = ImporterInfo(name, read, keyword_options(read), lines, no_trace_hint)
-        IMPORTERS.add(name, info, source=read, description=description)
-        return read
+        return ImporterInfo(name, read, keyword_options(read), lines, no_trace_hint)
 
-    return register
+    return IMPORTERS.decorator(name, info, description=description)
 
 
 IMPORTERS: Registry[ImporterInfo] = Registry(
@@ -121,18 +118,6 @@ IMPORTERS: Registry[ImporterInfo] = Registry(
     adopt=lambda name, obj: importer(name)(obj),
 )
 """Every importer by format name."""
-
-
-def get_importer_info(name: str) -> ImporterInfo:
-    """The registry entry of a format.
-
-    Args:
-        name: a registered format name.
-
-    Raises:
-        UnknownNameError: for an unknown format, naming the known ones.
-    """
-    return IMPORTERS.get(name)
 
 
 def get_importer(name: str) -> Importer:

@@ -49,8 +49,10 @@ from agentgauge.model import (
 )
 
 __all__ = [
+    "CallFunction",
     "ChatFunction",
     "ChatTool",
+    "Loose",
     "decode_arguments",
     "message_text",
     "read_openai_chat",
@@ -58,23 +60,27 @@ __all__ = [
 ]
 
 
-class _Loose(BaseModel):
+class Loose(BaseModel):
+    """An input shape that keeps the keys it does not name."""
+
     model_config = ConfigDict(extra="allow")
 
 
-class _Function(_Loose):
+class CallFunction(Loose):
+    """The function of a tool call: its name and its arguments (a JSON string or an object)."""
+
     name: str
     arguments: str | dict[str, JSON] | None = None
 
 
-class _Call(_Loose):
+class _Call(Loose):
     id: str | None = None
-    function: _Function | None = None
+    function: CallFunction | None = None
     name: str | None = None
     args: dict[str, JSON] | None = None
 
 
-class _Message(_Loose):
+class _Message(Loose):
     role: str | None = None
     type: str | None = None
     content: JSON = None
@@ -84,7 +90,7 @@ class _Message(_Loose):
     tool_call_id: str | None = None
 
 
-class ChatFunction(_Loose):
+class ChatFunction(Loose):
     """A function offered to the model: ``{"name", "description", "parameters"}``."""
 
     name: str
@@ -92,7 +98,7 @@ class ChatFunction(_Loose):
     parameters: dict[str, JSON] | None = None
 
 
-class ChatTool(_Loose):
+class ChatTool(Loose):
     """A tool offered to the model: OpenAI's ``{"type": "function", "function": {...}}`` or
     the flat ``{"name", "description", "parameters"}``."""
 
@@ -102,7 +108,7 @@ class ChatTool(_Loose):
     parameters: dict[str, JSON] | None = None
 
 
-class _Chat(_Loose):
+class _Chat(Loose):
     id: str | int | None = None
     messages: list[_Message] = Field(min_length=1)
     tools: list[ChatTool] | None = None

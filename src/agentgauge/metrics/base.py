@@ -144,7 +144,7 @@ def metric(
             ``1 − value`` (see :func:`lower_is_better`).
     """
 
-    def register(obj: Any) -> Any:
+    def info(obj: Any) -> MetricInfo:
         if inspect.isclass(obj):
             options = keyword_options(obj.__init__)
 
@@ -164,15 +164,9 @@ def metric(
         else:
             raise TypeError(f"@metric({name!r}) decorates a class or a function, not {obj!r}")
         doc = description or (inspect.getdoc(obj) or "").split("\n", 1)[0]
-        METRICS.add(
-            name,
-            MetricInfo(name, factory, doc, higher_is_better, options),
-            source=obj,
-            description=doc,
-        )
-        return obj
+        return MetricInfo(name, factory, doc, higher_is_better, options)
 
-    return register
+    return METRICS.decorator(name, info, description=description)
 
 
 METRICS: Registry[MetricInfo] = Registry(

@@ -23,7 +23,7 @@ from agentgauge.toolcall.bfcl_multiturn import (
     named_arguments,
     parse_result,
 )
-from agentgauge.toolcall.formats import FORMATS, Turns, get_format
+from agentgauge.toolcall.formats import FORMATS, Turns
 from agentgauge.toolcall.parsers import Positional, parse_tool_calls
 
 __all__ = ["prediction_to_trace", "read_dataset", "read_predictions"]
@@ -56,7 +56,7 @@ def read_dataset(
         ValueError: for an answers file, or turns other than ``all``, that the format does not
             read.
     """
-    info = get_format(format)
+    info = FORMATS.get(format)
     options: dict[str, Any] = {}
     if answers is not None:
         if "answers" not in info.options:

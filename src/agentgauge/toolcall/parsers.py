@@ -44,7 +44,6 @@ __all__ = [
     "ParseResult",
     "Parser",
     "Positional",
-    "get_parser",
     "parse_tool_calls",
     "parser",
 ]
@@ -443,12 +442,7 @@ def parser(name: str, *, description: str = "") -> Callable[[Parser], Parser]:
         description: one line for ``agentgauge plugins`` (default: the parser's docstring's
             first line).
     """
-
-    def register(parse: Parser) -> Parser:
-        PARSERS.add(name, parse, source=parse, description=description)
-        return parse
-
-    return register
+    return PARSERS.decorator(name, description=description)
 
 
 PARSERS: Registry[Parser] = Registry(
@@ -490,18 +484,6 @@ def _register_text_parsers() -> None:
 _register_text_parsers()
 
 
-def get_parser(name: str) -> Parser:
-    """The parser registered as ``name``.
-
-    Args:
-        name: ``auto``, a format's name, or a plugin's parser.
-
-    Raises:
-        UnknownNameError: naming the known parsers.
-    """
-    return PARSERS.get(name)
-
-
 def parse_tool_calls(
     output: Any,
     tools: Sequence[ToolSpec] | None = None,
@@ -527,7 +509,7 @@ def parse_tool_calls(
     Raises:
         UnknownNameError: for an unknown ``format``.
     """
-    parse = get_parser(format)
+    parse = PARSERS.get(format)
     try:
         if output is None:
             return ParseResult()

@@ -29,7 +29,6 @@ __all__ = [
     "TunerFactory",
     "TunerInfo",
     "TuningResult",
-    "get_tuner",
     "run_tuning",
     "tuner",
 ]
@@ -75,13 +74,12 @@ def tuner(name: str, *, description: str = "") -> Callable[[TunerFactory], Tuner
             first line).
     """
 
-    def register(factory: TunerFactory) -> TunerFactory:
+    def info(factory: TunerFactory) -> TunerInfo:
         options = keyword_options(factory, skip=2)
         options.pop("seed", None)
-        TUNERS.add(name, TunerInfo(name, factory, options), source=factory, description=description)
-        return factory
+        return TunerInfo(name, factory, options)
 
-    return register
+    return TUNERS.decorator(name, info, description=description)
 
 
 TUNERS: Registry[TunerInfo] = Registry(
@@ -92,18 +90,6 @@ TUNERS: Registry[TunerInfo] = Registry(
 )
 """Every tuner by name: ``rl``, ``bayes``, ``random`` and those of the ``agentgauge.tuners``
 entry points."""
-
-
-def get_tuner(name: str) -> TunerInfo:
-    """The registry entry of a tuner.
-
-    Args:
-        name: a registered tuner name.
-
-    Raises:
-        UnknownNameError: naming the known tuners.
-    """
-    return TUNERS.get(name)
 
 
 @dataclass

@@ -29,7 +29,6 @@ __all__ = [
     "DatasetReader",
     "Turns",
     "dataset_format",
-    "get_format",
 ]
 
 DatasetReader: TypeAlias = "Callable[..., Iterator[Task | ReadError]]"
@@ -72,12 +71,10 @@ def dataset_format(
             first line).
     """
 
-    def register(read: DatasetReader) -> DatasetReader:
-        info = DatasetFormatInfo(name, read, value_mode, keyword_options(read))
-        FORMATS.add(name, info, source=read, description=description)
-        return read
+    def info(read: DatasetReader) -> DatasetFormatInfo:
+        return DatasetFormatInfo(name, read, value_mode, keyword_options(read))
 
-    return register
+    return FORMATS.decorator(name, info, description=description)
 
 
 FORMATS: Registry[DatasetFormatInfo] = Registry(
@@ -88,15 +85,3 @@ FORMATS: Registry[DatasetFormatInfo] = Registry(
 )
 """Every dataset format by name: this package's modules and the ``agentgauge.formats``
 entry points."""
-
-
-def get_format(name: str) -> DatasetFormatInfo:
-    """The registry entry of a dataset format.
-
-    Args:
-        name: a registered format name.
-
-    Raises:
-        UnknownNameError: naming the known formats.
-    """
-    return FORMATS.get(name)

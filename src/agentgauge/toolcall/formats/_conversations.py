@@ -1,5 +1,5 @@
-"""Chat conversations with tool calls (the ``deepfabric`` and ``openai`` formats), and the input
-shapes and line errors every format shares.
+"""Chat conversations with tool calls (the ``deepfabric`` and ``openai`` formats), and what
+every format's reader shares: the line error and the expected call of one value each.
 
 A conversation gives one task per assistant turn, ``<id>#<n>``: each assistant message that
 calls tools or answers in text, ``n`` counting every assistant message from 1 (``turns="last"``:
@@ -15,14 +15,21 @@ import json
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AliasChoices, Field, ValidationError
 
 from agentgauge.io.jsonl import ReadError, iter_raw_lines, validate_line, validation_read_error
-from agentgauge.io.openai_chat import ChatTool, decode_arguments, message_text, tool_spec
+from agentgauge.io.openai_chat import (
+    CallFunction,
+    ChatTool,
+    Loose,
+    decode_arguments,
+    message_text,
+    tool_spec,
+)
 from agentgauge.model import JSON, ExpectedCall, Task, ToolSpec
 from agentgauge.toolcall.formats import Turns
 
-__all__ = ["LineError", "Loose", "expected_call", "read_conversations"]
+__all__ = ["LineError", "expected_call", "read_conversations"]
 
 
 class LineError(Exception):
@@ -39,20 +46,9 @@ class LineError(Exception):
         self.message = message
 
 
-class Loose(BaseModel):
-    """An input shape that keeps the keys it does not name."""
-
-    model_config = ConfigDict(extra="allow")
-
-
-class _Function(Loose):
-    name: str
-    arguments: str | dict[str, JSON] | None = None
-
-
 class _MessageToolCall(Loose):
     id: str | None = None
-    function: _Function
+    function: CallFunction
 
 
 class _Message(Loose):

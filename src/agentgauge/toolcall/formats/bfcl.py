@@ -17,7 +17,7 @@ from pathlib import Path
 from pydantic import Field
 
 from agentgauge.io.jsonl import RawLine, ReadError, iter_raw_lines, validate_line
-from agentgauge.io.openai_chat import ChatFunction
+from agentgauge.io.openai_chat import ChatFunction, Loose
 from agentgauge.model import JSON, ExpectedCall, Task, ToolSpec
 from agentgauge.toolcall.bfcl_multiturn import (
     MULTI_TURN_KEY,
@@ -27,7 +27,7 @@ from agentgauge.toolcall.bfcl_multiturn import (
     parse_call,
 )
 from agentgauge.toolcall.formats import dataset_format
-from agentgauge.toolcall.formats._conversations import LineError, Loose, expected_call
+from agentgauge.toolcall.formats._conversations import LineError, expected_call
 
 __all__ = ["read_bfcl"]
 
