@@ -338,6 +338,8 @@ def test_usage_of_every_request_is_recorded_and_summed(
     model_steps = [s for s in trace.steps if s.kind in (StepKind.reasoning, StepKind.llm)]
     assert [s.kind for s in model_steps] == [StepKind.reasoning] * 2 + [StepKind.llm] * 2
     assert [s.usage for s in model_steps] == [
-        Usage(input_tokens=11 + n, output_tokens=3 + n) for n in range(4)
+        Usage(input_tokens=11 + n, output_tokens=3 + n, model="scripted") for n in range(4)
     ]
-    assert trace.usage == Usage(input_tokens=11 + 12 + 13 + 14, output_tokens=3 + 4 + 5 + 6)
+    assert trace.usage == Usage(
+        input_tokens=11 + 12 + 13 + 14, output_tokens=3 + 4 + 5 + 6, model="scripted"
+    )

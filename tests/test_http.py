@@ -80,7 +80,9 @@ def test_parse_usage_reads_both_naming_schemes_and_the_details() -> None:
     assert parse_usage({"prompt_tokens": "12", "completion_tokens": 2.5}) is None
     assert parse_usage(None) is None and parse_usage([1, 2]) is None
     assert parse_usage({"prompt_tokens": 7}) == TokenUsage(input_tokens=7)
-    assert TokenUsage(3, 4, 7, 1, 2).to_usage() == Usage(input_tokens=3, output_tokens=4)
+    assert TokenUsage(3, 4, 7, 1, 2).to_usage() == Usage(
+        input_tokens=3, output_tokens=4, cache_read_tokens=2
+    )
 
 
 def test_retry_after_reads_seconds_and_http_dates() -> None:

@@ -147,8 +147,12 @@ class TokenUsage:
     cached_tokens: int | None = None
 
     def to_usage(self) -> Usage:
-        """The input and output tokens as a trace's :class:`~agentgauge.model.Usage`."""
-        return Usage(input_tokens=self.input_tokens, output_tokens=self.output_tokens)
+        """The input, output and cached tokens as a trace's :class:`~agentgauge.model.Usage`."""
+        return Usage(
+            input_tokens=self.input_tokens,
+            output_tokens=self.output_tokens,
+            cache_read_tokens=self.cached_tokens,
+        )
 
 
 def _count(raw: Any, *names: str) -> int | None:

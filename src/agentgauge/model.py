@@ -64,11 +64,19 @@ class MessageType(StrEnum):
 
 
 class Usage(_Record):
-    """Token usage and cost of a step or a whole run."""
+    """Token usage and cost of a step or a whole run.
+
+    ``input_tokens`` include the ``cache_read_tokens`` (prompt tokens served from the
+    provider's cache), as OpenAI and genai-prices count them. ``model`` names the model that
+    served the tokens (``gpt-4o-mini``, ``anthropic:claude-sonnet-4-5``...), so that a cost can
+    be computed when none is recorded.
+    """
 
     input_tokens: int | None = Field(default=None, ge=0)
     output_tokens: int | None = Field(default=None, ge=0)
+    cache_read_tokens: int | None = Field(default=None, ge=0)
     cost_usd: float | None = Field(default=None, ge=0)
+    model: str | None = None
 
 
 class ToolCall(_Record):

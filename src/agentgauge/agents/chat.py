@@ -32,9 +32,9 @@ The request also carries ``seed`` (the run's seed). Requests go through
 :mod:`agentgauge.http`: each attempt has a deadline of ``timeout_s``; 408, 409, 429, 5xx, dropped
 connections and timeouts are retried up to ``max_retries`` times (waiting the server's
 ``Retry-After``, capped, or an exponential backoff whose jitter is drawn from the run's seed).
-Every request's token usage is recorded on its step (reasoning turns included) and their sum is
-the trace's usage. The API key is read from the environment variable named by ``api_key_env``
-and never written to traces, the store or reports.
+Every request's token usage (with the model's name, for pricing) is recorded on its step
+(reasoning turns included) and their sum is the trace's usage. The API key is read from the
+environment variable named by ``api_key_env`` and never written to traces, the store or reports.
 """
 
 from __future__ import annotations
@@ -327,7 +327,10 @@ async def _answer(
     except (ValueError, KeyError, IndexError, TypeError) as exc:
         raise ResponseError(f"unreadable response ({exc})") from None
     tokens = parse_usage(data.get("usage"))
-    return message, tokens.to_usage() if tokens is not None else None
+    if tokens is None:
+        return message, None
+    # the model asked for names the tokens, so that they can be priced
+    return message, tokens.to_usage().model_copy(update={"model": body["model"]})
 
 
 def _number(params: Mapping[str, JSON], name: str, default: float) -> float:

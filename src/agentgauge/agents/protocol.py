@@ -50,6 +50,7 @@ from pydantic_core import to_jsonable_python
 from agentgauge.errors import AgentgaugeError
 from agentgauge.io.jsonl import ReadError, iter_raw_lines, validate_line
 from agentgauge.model import JSON, Step, StepKind, Task, ToolCall, ToolSpec, Trace, Usage
+from agentgauge.usage import sum_usage
 
 __all__ = [
     "Agent",
@@ -383,25 +384,9 @@ def _finish(
         steps=steps,
         agent=agent_name(agent),
         params=dict(params),
-        usage=_total_usage(steps),
+        usage=sum_usage(s.usage for s in steps if s.usage is not None),
         metadata=meta,
         **timing,
-    )
-
-
-def _total_usage(steps: Sequence[Step]) -> Usage | None:
-    """The sum of the steps' usage, field by field over the steps that report it; None when
-    no step carries usage."""
-    usages = [s.usage for s in steps if s.usage is not None]
-    if not usages:
-        return None
-    inputs = [u.input_tokens for u in usages if u.input_tokens is not None]
-    outputs = [u.output_tokens for u in usages if u.output_tokens is not None]
-    costs = [u.cost_usd for u in usages if u.cost_usd is not None]
-    return Usage(
-        input_tokens=sum(inputs) if inputs else None,
-        output_tokens=sum(outputs) if outputs else None,
-        cost_usd=sum(costs) if costs else None,
     )
 
 

@@ -1,0 +1,189 @@
+"""Tokens and cost of a trace, each token counted once.
+
+The rule:
+
+- **Tokens.** A trace's usage is its own ``usage`` when it records one (any token count or a
+  cost); otherwise it is the sum of its steps' usage, field by field over the steps that report
+  the field. Never both: a trace that records its own total and its steps' usage (as the chat
+  agent and most exporters do) is counted from its own total only.
+- **Cost.** The recorded ``cost_usd`` of the usage that was counted. Where none is recorded,
+  the tokens are priced with `genai-prices <https://github.com/pydantic/genai-prices>`_ for the
+  model named by that usage's ``model``, else by the trace's ``params["model"]``. When steps are
+  summed, each step is priced on its own (its own cost, else its tokens at its model's price);
+  one step whose cost cannot be found leaves the trace's cost unknown (None with a note), never
+  a partial sum presented as the total.
+- ``total_tokens`` = input + output tokens (``input_tokens`` already include the cache reads).
+- ``model_calls`` = the trace's steps of kind ``llm`` or ``reasoning`` (one a request); None for
+  a trace without steps.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from agentgauge.model import StepKind, Trace, Usage
+
+__all__ = ["TraceUsage", "price_usd", "sum_usage", "trace_usage"]
+
+_MODEL_STEPS = frozenset({StepKind.llm, StepKind.reasoning})
+
+
+@dataclass(frozen=True)
+class TraceUsage:
+    """What one trace spent, by the rule of this module.
+
+    Args:
+        input_tokens: prompt tokens (cache reads included).
+        output_tokens: completion tokens (reasoning tokens included).
+        cache_read_tokens: prompt tokens served from the provider's cache.
+        total_tokens: input + output tokens.
+        cost_usd: the cost in USD; None when it is unknown.
+        cost_source: ``recorded``, ``genai-prices`` or ``recorded+genai-prices`` (steps of
+            both kinds); None when the cost is unknown.
+        cost_note: why the cost is unknown, when tokens are known.
+        model_calls: the model requests (``llm`` and ``reasoning`` steps).
+        source: ``trace`` (its own usage) or ``steps`` (their sum); None when nothing is
+            recorded.
+    """
+
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cache_read_tokens: int | None = None
+    total_tokens: int | None = None
+    cost_usd: float | None = None
+    cost_source: str | None = None
+    cost_note: str | None = None
+    model_calls: int | None = None
+    source: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        """The fields as a JSON object."""
+        return asdict(self)
+
+
+def _recorded(usage: Usage | None) -> bool:
+    return usage is not None and any(
+        v is not None
+        for v in (usage.input_tokens, usage.output_tokens, usage.cache_read_tokens, usage.cost_usd)
+    )
+
+
+def _field_sum(values: Iterable[int | float | None]) -> Any:
+    present = [v for v in values if v is not None]
+    return sum(present) if present else None
+
+
+def sum_usage(usages: Iterable[Usage]) -> Usage | None:
+    """The sum of several usages, field by field over the usages that report the field.
+
+    Args:
+        usages: the usages (of a trace's steps, say).
+
+    Returns:
+        None when no usage records anything; ``model`` is kept when all name the same one.
+    """
+    parts = [u for u in usages if _recorded(u)]
+    if not parts:
+        return None
+    models = {u.model for u in parts}
+    return Usage(
+        input_tokens=_field_sum(u.input_tokens for u in parts),
+        output_tokens=_field_sum(u.output_tokens for u in parts),
+        cache_read_tokens=_field_sum(u.cache_read_tokens for u in parts),
+        cost_usd=_field_sum(u.cost_usd for u in parts),
+        model=models.pop() if len(models) == 1 else None,
+    )
+
+
+@functools.lru_cache(maxsize=4096)
+def price_usd(
+    model: str, input_tokens: int, output_tokens: int, cache_read_tokens: int = 0
+) -> float | None:
+    """The price of the tokens for ``model`` from genai-prices; None when it has no price.
+
+    A ``provider:model`` string (pydantic-ai's form) looks the model up at that provider
+    first, then anywhere.
+
+    Args:
+        model: the model's name, with or without a ``provider:`` prefix.
+        input_tokens: prompt tokens (cache reads included).
+        output_tokens: completion tokens.
+        cache_read_tokens: prompt tokens read from the cache (priced at the cache rate).
+    """
+    from genai_prices import Usage as PriceUsage
+    from genai_prices import calc_price
+
+    provider, _, name = model.rpartition(":")
+    tokens = PriceUsage(
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+        cache_read_tokens=cache_read_tokens,
+    )
+    attempts = [(name, provider or None), (name, None)] if provider else [(name, None)]
+    for ref, provider_id in attempts:
+        try:
+            return float(calc_price(tokens, ref, provider_id=provider_id).total_price)
+        except LookupError:
+            continue
+    return None
+
+
+def _cost(usage: Usage, default_model: str | None) -> tuple[float | None, str | None, str | None]:
+    """One usage's cost, its source and, when unknown, why."""
+    if usage.cost_usd is not None:
+        return usage.cost_usd, "recorded", None
+    model = usage.model or default_model
+    if model is None:
+        return None, None, "no cost recorded and no model named to price the tokens"
+    if usage.input_tokens is None and usage.output_tokens is None:
+        return None, None, "no cost and no token counts recorded"
+    cost = price_usd(
+        model, usage.input_tokens or 0, usage.output_tokens or 0, usage.cache_read_tokens or 0
+    )
+    if cost is None:
+        return None, None, f"genai-prices has no price for model {model!r}"
+    return cost, "genai-prices", None
+
+
+def trace_usage(trace: Trace) -> TraceUsage:
+    """The tokens and cost of one trace (the rule in this module's description).
+
+    Args:
+        trace: the trace.
+    """
+    params_model = trace.params.get("model")
+    default_model = params_model if isinstance(params_model, str) else None
+    calls = sum(s.kind in _MODEL_STEPS for s in trace.steps) if trace.steps else None
+    if _recorded(trace.usage):
+        assert trace.usage is not None
+        counted: Usage | None = trace.usage
+        source = "trace"
+        costs = [_cost(trace.usage, default_model)]
+    else:
+        parts = [s.usage for s in trace.steps if s.usage is not None and _recorded(s.usage)]
+        counted = sum_usage(parts)
+        source = "steps"
+        costs = [_cost(u, default_model) for u in parts]
+    if counted is None:
+        return TraceUsage(model_calls=calls)
+    cost: float | None = None
+    cost_source: str | None = None
+    note = next((c[2] for c in costs if c[0] is None), None)
+    if note is None:
+        cost = sum(c[0] for c in costs if c[0] is not None)
+        cost_source = "+".join(sorted({c[1] for c in costs if c[1] is not None}, reverse=True))
+    inputs, outputs = counted.input_tokens, counted.output_tokens
+    return TraceUsage(
+        input_tokens=inputs,
+        output_tokens=outputs,
+        cache_read_tokens=counted.cache_read_tokens,
+        total_tokens=_field_sum([inputs, outputs]),
+        cost_usd=cost,
+        cost_source=cost_source,
+        cost_note=note,
+        model_calls=calls,
+        source=source,
+    )
