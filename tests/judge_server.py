@@ -4,7 +4,8 @@ It speaks the protocol as pydantic-ai's ``OpenAIChatModel`` uses it for structur
 request offers one ``final_result`` function tool whose JSON Schema is the verdict model, and
 the answer is an assistant message calling that tool with JSON arguments. A script of actions
 ("ok", "500", "401", "sleep", "bad") shapes the next answers; every request (headers and body)
-is recorded. Used by ``tests/test_judge.py`` and ``bench/bench_judge.py``.
+is recorded. Used by ``tests/test_judge.py``, ``tests/test_agent_judges.py`` and
+``bench/bench_judge.py``.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import contextlib
 import json
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -38,11 +39,29 @@ VERDICTS: dict[str, dict[str, Any]] = {
         "decision_quality": 2,
         "resource_efficiency": 4,
     },
+    # the agent judges; "issues" comes before "score" (the trajectory verdict has both)
+    "steps": {"steps": ["Read the task.", "Check the output against the criteria.", "Decide."]},
+    "achieved": {
+        "goal": "Answer the question.",
+        "outcome": "The answer was given.",
+        "reasoning": "The output answers the question.",
+        "achieved": True,
+    },
+    "issues": {
+        "reasoning": "One repeated call.",
+        "issues": ["step 3 repeats step 1"],
+        "score": 4,
+    },
+    "passed": {"reasoning": "Short and to the point.", "passed": True},
+    "score": {"reasoning": "Mostly helpful.", "score": 4},
 }
 # (.5·4 + .3·3 + .2·5) / 5 ; (4 + 2 + 5) / 15 ; (.3·5 + .5·2 + .2·4) / 5
 TECHNICAL_VALUE = 3.9 / 5
 CONSTRUCTIVE_VALUE = 11 / 15
 PLANNING_VALUE = 3.3 / 5
+# a rubric's 4 on 1-5: (4 - 1) / (5 - 1); the trajectory judge's 4: (4 - 1) / 4
+RUBRIC_VALUE = 3 / 4
+TRAJECTORY_VALUE = 3 / 4
 PROMPT_TOKENS, COMPLETION_TOKENS = 1000, 50
 
 
@@ -58,6 +77,8 @@ class JudgeServer:
     pace: threading.Barrier | None = None
     """When set, each request waits until the barrier's number of requests are in flight."""
     error_body: str = '{"error": {"message": "internal error", "type": "server_error"}}'
+    answer: Callable[[dict[str, Any]], dict[str, Any] | None] | None = None
+    """When set, the verdict for a request body (None: the scripted one)."""
     lock: threading.Lock = field(default_factory=threading.Lock)
     port: int = 0
 
@@ -120,7 +141,8 @@ def _handler(server: JudgeServer) -> type[BaseHTTPRequestHandler]:
                 time.sleep(1.0)
             tool = body["tools"][0]["function"]
             criteria = tool["parameters"]["properties"]
-            verdict = next(v for k, v in VERDICTS.items() if k in criteria)
+            custom = server.answer(body) if server.answer is not None else None
+            verdict = custom or next(v for k, v in VERDICTS.items() if k in criteria)
             if action == "bad":
                 verdict = {**verdict, next(iter(k for k in verdict if k != "rationale")): 9}
             message = {

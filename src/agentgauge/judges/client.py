@@ -30,6 +30,7 @@ import os
 from collections.abc import Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel
@@ -44,7 +45,15 @@ if TYPE_CHECKING:
     from pydantic_ai import Agent
     from pydantic_ai.models import Model
 
-__all__ = ["JudgeFailure", "JudgeRequest", "JudgeSession", "JudgeVerdict", "run_sync"]
+__all__ = [
+    "JudgeFailure",
+    "JudgeRequest",
+    "JudgeSession",
+    "JudgeVerdict",
+    "cached_verdict",
+    "request_key",
+    "run_sync",
+]
 
 _T = TypeVar("_T")
 
@@ -74,8 +83,8 @@ class JudgeVerdict:
 
     Args:
         output: the structured output (the verdict model's fields).
-        usage: ``input_tokens``, ``output_tokens``, ``requests``, ``cost_usd`` (None when
-            unknown) and ``cost_source`` of the call that produced it.
+        usage: ``input_tokens``, ``output_tokens``, ``cache_read_tokens``, ``requests``,
+            ``cost_usd`` (None when unknown) and ``cost_source`` of the call that produced it.
         cached: True when served from the cache or the in-process memo (no new spend).
     """
 
@@ -118,6 +127,46 @@ def _failure_reason(exc: BaseException) -> str:
 @functools.cache
 def _schema(verdict_type: type[BaseModel]) -> dict[str, Any]:
     return verdict_type.model_json_schema()
+
+
+def request_key(model_id: str, request: JudgeRequest) -> str:
+    """The cache key of ``request`` sent to the model ``model_id``.
+
+    Args:
+        model_id: the judge model's identity (:attr:`JudgeSettings.model_id`).
+        request: the judge call.
+    """
+    return cache_key(
+        model=model_id,
+        prompt_version=request.prompt_version,
+        parts={
+            "judge": request.judge,
+            "instructions": request.instructions,
+            "prompt": request.prompt,
+            "schema": _schema(request.verdict_type),
+        },
+    )
+
+
+def cached_verdict(settings: JudgeSettings, request: JudgeRequest) -> JudgeVerdict | None:
+    """The verdict already known for ``request`` (this process's memo or the SQLite cache),
+    without calling the model; None when there is none.
+
+    Args:
+        settings: the judge settings (their model and cache file).
+        request: the judge call.
+    """
+    key = request_key(settings.model_id or "", request)
+    if key in _MEMO:
+        return JudgeVerdict(_MEMO[key].output, _MEMO[key].usage, cached=True)
+    if not settings.cache_path or not Path(settings.cache_path).is_file():
+        return None
+    cache = JudgeCache(settings.cache_path)
+    try:
+        hit = cache.get(key)
+    finally:
+        cache.close()
+    return None if hit is None else JudgeVerdict(hit[0], hit[1], cached=True)
 
 
 def _build_model(settings: JudgeSettings, api_key: str | None) -> Model:
@@ -190,16 +239,7 @@ class JudgeSession:
             self._cache.close()
 
     def _key(self, request: JudgeRequest) -> str:
-        return cache_key(
-            model=self.model_id,
-            prompt_version=request.prompt_version,
-            parts={
-                "judge": request.judge,
-                "instructions": request.instructions,
-                "prompt": request.prompt,
-                "schema": _schema(request.verdict_type),
-            },
-        )
+        return request_key(self.model_id, request)
 
     async def judge(self, request: JudgeRequest) -> JudgeVerdict | JudgeFailure:
         """The verdict for ``request``: from the memo, the cache, or one model call.
@@ -263,6 +303,7 @@ class JudgeSession:
         usage = {
             "input_tokens": run_usage.input_tokens,
             "output_tokens": run_usage.output_tokens,
+            "cache_read_tokens": run_usage.cache_read_tokens,
             "requests": run_usage.requests,
             "cost_usd": cost,
             "cost_source": cost_source,

@@ -37,9 +37,11 @@ class JudgeSettings(BaseModel):
         cache_path: the SQLite file of the judge cache (the results store's file); None
             disables the cache.
         excerpt_chars: how many characters of the paper the technical-accuracy judge sees.
-        trace_budget_chars: how many characters of trace steps the planning judge sees.
-        fallback: ``"heuristic"`` computes a labelled heuristic when the judge is unavailable;
-            None (default) leaves the metric None with the reason.
+        trace_budget_tokens: how many tokens of the trace a judge sees (estimated at four
+            characters a token); longer traces are shortened in the middle, with a marker.
+        fallback: ``"heuristic"`` computes a labelled heuristic when a review or planning judge
+            is unavailable; None (default) leaves the metric None with the reason. The other
+            judges have no heuristic and are None with the reason either way.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -57,7 +59,7 @@ class JudgeSettings(BaseModel):
     price_per_1k_output_tokens: float | None = Field(default=None, ge=0)
     cache_path: str | None = "agentgauge.db"
     excerpt_chars: int = Field(default=12000, ge=1)
-    trace_budget_chars: int = Field(default=12000, ge=200)
+    trace_budget_tokens: int = Field(default=3000, ge=50)
     fallback: Literal["heuristic"] | None = None
 
     @property
