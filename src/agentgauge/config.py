@@ -17,6 +17,24 @@ A suite is built in (``behavior``, ``toolcall``, ``review``) or read from a TOML
     [text]                               # optional: settings shared by the Tier 1 metrics
     model = "all-MiniLM-L6-v2"
 
+``metrics`` may instead be a table of tables, one per metric, in order: each table's ``kind``
+names the registered metric it is (default: the table's own name) and its other keys are that
+metric's options. This is how a suite holds several metrics of one kind under their own
+names, such as two rubrics::
+
+    [metrics.helpfulness]
+    kind = "rubric"
+    criteria = "The answer solves the user's problem."
+    [metrics.concise]
+    kind = "rubric"
+    criteria = "The answer has no needless text."
+    scale = "pass/fail"
+    [metrics.goal_accuracy]              # a built-in metric under its own name, no options
+
+A name is the metric's key everywhere (weights, options, results); a name that is already a
+registered metric must be of that kind. Like a list, the table replaces the metrics of the suite
+it ``extends`` (their weights are kept for the metrics it names again).
+
 Unknown keys, metrics, weights or options are load-time errors that name the key.
 """
 
@@ -66,6 +84,8 @@ class Suite(BaseModel):
             ``semantic``, ``output_similarity``, ``task_success``: the BERTScore model and
             layer, the similarity weights, ...), merged under each one's options. Sharing them
             keeps one best reference per sample across the five.
+        kinds: metric name -> the registered metric it is, for metrics named otherwise (two
+            rubrics under their own names); a name absent here is its own kind.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -77,14 +97,36 @@ class Suite(BaseModel):
     thresholds: Thresholds = Field(default_factory=Thresholds)
     judge: JudgeSettings | None = None
     text: dict[str, Any] | None = None
+    kinds: dict[str, str] = Field(default_factory=dict)
+
+    def kind(self, name: str) -> str:
+        """The registered metric that the suite's metric ``name`` is.
+
+        Args:
+            name: a metric name of the suite.
+        """
+        return self.kinds.get(name, name)
 
     def validate_names(self, origin: str = "suite") -> None:
         """Check every metric, weight and option key; raise :class:`SuiteError` naming it."""
+        for name in self.kinds:
+            if name not in self.metrics:
+                raise SuiteError(f"{origin}: kinds: {name!r} is not a metric of this suite")
         for name in self.metrics:
+            where = f"metrics.{name}: kind" if name in self.kinds else "metrics"
             try:
-                get_metric_info(name)
+                get_metric_info(self.kind(name))
             except UnknownMetricError as exc:
-                raise SuiteError(f"{origin}: metrics: {exc}") from None
+                raise SuiteError(f"{origin}: {where}: {exc}") from None
+            if name in self.kinds and self.kinds[name] != name:
+                try:
+                    get_metric_info(name)
+                except UnknownMetricError:
+                    continue
+                raise SuiteError(
+                    f"{origin}: metrics.{name}: {name!r} is the name of a built-in metric, not "
+                    f"a {self.kinds[name]!r}: give this metric another name"
+                )
         listed = set(self.metrics)
         for key, w in self.weights.items():
             if key not in listed:
@@ -110,7 +152,7 @@ class Suite(BaseModel):
         for key, opts in self.options.items():
             if key not in listed:
                 raise SuiteError(f"{origin}: options: unknown metric {key!r}")
-            info = get_metric_info(key)
+            info = get_metric_info(self.kind(key))
             unknown = sorted(set(opts) - set(info.options))
             if unknown:
                 raise SuiteError(
@@ -121,7 +163,8 @@ class Suite(BaseModel):
     @property
     def lower_is_better(self) -> frozenset[str]:
         """The suite's metrics where lower is better (they enter the composite as 1 − value)."""
-        return lower_is_better(self.metrics)
+        flipped = lower_is_better({self.kind(name) for name in self.metrics})
+        return frozenset(name for name in self.metrics if self.kind(name) in flipped)
 
     def build_metrics(self) -> list[Metric]:
         """The suite's metrics with their options, built once per process for a suite.
@@ -146,16 +189,62 @@ class Suite(BaseModel):
     def _build_metrics(self) -> list[Metric]:
         built = []
         for name in self.metrics:
+            kind = self.kind(name)
             options = self.options.get(name)
-            if self.judge is not None and name in JUDGE_METRICS:
+            if self.judge is not None and kind in JUDGE_METRICS:
                 options = {**self.judge.model_dump(exclude_unset=True), **(options or {})}
-            if self.text and name in TEXT_METRICS:
+            if self.text and kind in TEXT_METRICS:
                 options = {**self.text, **(options or {})}
             try:
-                built.append(create_metric(name, options))
+                made = create_metric(kind, options)
             except MetricOptionError as exc:
-                raise SuiteError(f"suite {self.name!r}: {exc}") from None
+                where = f"metric {name!r} ({kind})" if kind != name else ""
+                raise SuiteError(
+                    f"suite {self.name!r}: {where + ': ' if where else ''}{exc}"
+                ) from None
+            made.name = name
+            built.append(made)
         return built
+
+    def with_judge(
+        self,
+        *,
+        model: str | None = None,
+        base_url: str | None = None,
+        api_key_env: str | None = None,
+        cache_path: str | None = None,
+    ) -> Suite:
+        """A copy whose ``[judge]`` settings take the values given (the command line's
+        ``--judge``, ``--judge-url`` and ``--judge-api-key-env``); the suite itself when there
+        is no judge to set.
+
+        Args:
+            model: the judge model (a pydantic-ai model string, or the model served at
+                ``base_url``).
+            base_url: an OpenAI-compatible endpoint serving the model.
+            api_key_env: the environment variable holding the API key.
+            cache_path: the judge cache's file (the results store's), unless the suite names
+                one.
+
+        Raises:
+            SuiteError: a URL or key variable without a model to use it for.
+        """
+        given = {"model": model, "base_url": base_url, "api_key_env": api_key_env}
+        chosen = {k: v for k, v in given.items() if v is not None}
+        if not chosen and (self.judge is None or cache_path is None):
+            return self
+        base = self.judge.model_dump(exclude_unset=True) if self.judge else {}
+        default = {"cache_path": cache_path} if cache_path else {}
+        settings = {**default, **base, **chosen}
+        if settings.get("model") is None:
+            raise SuiteError(
+                "--judge-url and --judge-api-key-env need --judge MODEL (the model to use)"
+            )
+        try:
+            return self.model_copy(update={"judge": JudgeSettings(**settings)})
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            raise SuiteError(f"judge: {err['loc'][0]}: {error_message(err)}") from None
 
     def with_weights(self, weights: dict[str, float]) -> Suite:
         """A copy whose weights are replaced for the given keys (validated)."""
@@ -219,6 +308,31 @@ def _builtin(name: str) -> Suite:
     return Suite(name=name, metrics=list(spec["metrics"]), weights=dict(spec["weights"]))
 
 
+def _metric_tables(data: dict[str, Any], path: Path) -> None:
+    """Turn the table form of ``metrics`` into the list, ``kinds`` and ``options`` (in place)."""
+    tables: dict[str, Any] = data["metrics"]
+    options: dict[str, Any] = dict(data.get("options", {}))
+    kinds: dict[str, str] = {}
+    for name, table in tables.items():
+        if not isinstance(table, dict):
+            raise SuiteError(
+                f"{path}: metrics.{name}: expected a table ([metrics.{name}]), got {table!r}"
+            )
+        own = dict(table)
+        kind = own.pop("kind", name)
+        if not isinstance(kind, str):
+            raise SuiteError(f"{path}: metrics.{name}: kind: expected a metric name, got {kind!r}")
+        if kind != name:
+            kinds[name] = kind
+        if own:
+            options[name] = {**options.get(name, {}), **own}
+    data["metrics"] = list(tables)
+    if options:
+        data["options"] = options
+    if kinds:
+        data["kinds"] = kinds
+
+
 def load_suite(ref: str | Path) -> Suite:
     """Load a built-in suite by name or a suite TOML file by path.
 
@@ -247,6 +361,8 @@ def load_suite(ref: str | Path) -> Suite:
     for table in ("weights", "options", "thresholds", "judge", "text"):
         if table in data and not isinstance(data[table], dict):
             raise SuiteError(f"{path}: {table}: expected a table ([{table}]), got {data[table]!r}")
+    if isinstance(data.get("metrics"), dict):
+        _metric_tables(data, path)
     base_name = data.pop("extends", None)
     if base_name is not None:
         if not isinstance(base_name, str) or base_name not in BUILTIN_SUITES:

@@ -2,7 +2,9 @@
 are imported lazily inside the metrics that need them."""
 
 from agentgauge.metrics import (
+    agent_judges,  # noqa: F401
     behavior,  # noqa: F401
+    cost,  # noqa: F401
     graph,  # noqa: F401
     judge,  # noqa: F401
     text,  # noqa: F401

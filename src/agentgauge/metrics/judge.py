@@ -1,4 +1,14 @@
-"""Tier 2: LLM judges of review quality and planning (pydantic-ai, structured output).
+"""LLM-judge metrics (pydantic-ai, structured output) and the Tier 2 judges of review quality
+and planning.
+
+:class:`JudgeMetric` is what every judge metric shares: the calls go through
+:class:`~agentgauge.judges.client.JudgeSession` (concurrent, retried, cached in the results
+store's file, within a budget), a judge that cannot answer leaves the metric None with the
+reason, and ``details`` hold the model, the prompt version, the token usage and cost of the
+call and whether the verdict came from the cache. The agent judges (``rubric``,
+``goal_accuracy``, ``trajectory_judge``) are in :mod:`agentgauge.metrics.agent_judges`.
+
+The Tier 2 judges:
 
 - ``technical_accuracy`` (sees the paper excerpt and the review):
   ``(.5·factual_correctness + .3·methodology_understanding + .2·domain_knowledge) / 5``;
@@ -11,9 +21,8 @@
 
 Each criterion is an integer 1–5 returned by the judge model as structured output; the value is
 ``Σ wᵢ·cᵢ / (5·Σ wᵢ)`` (the formulas above with their default weights; ``criteria_weights``
-changes them), so it lies in [0.2, 1]. ``details`` holds the criteria, the weights, the
-judge's rationale, the model, the prompt version, the token usage and cost of the call, and
-whether the verdict came from the cache.
+changes them), so it lies in [0.2, 1]. ``details`` also hold the criteria, the weights and the
+judge's rationale.
 
 No judge configured (``model`` unset) → None with the reason "no judge configured"; a judge
 that fails (timeout, HTTP error after retries, invalid output after retries, budget
@@ -22,7 +31,8 @@ instead, and it is labelled so in ``details["method"]`` and in the reason — ne
 a judge's score.
 
 Options are the fields of :class:`~agentgauge.judges.settings.JudgeSettings` (a suite's
-``[judge]`` table sets them for every judge metric at once) plus ``criteria_weights``.
+``[judge]`` table sets them for every judge metric at once) plus each judge's own
+(``criteria_weights`` here).
 """
 
 from __future__ import annotations
@@ -31,7 +41,7 @@ import asyncio
 import inspect
 import re
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import Any
 
 from agentgauge.judges.budget import JudgeSpend
 from agentgauge.judges.client import (
@@ -41,7 +51,9 @@ from agentgauge.judges.client import (
     JudgeVerdict,
     run_sync,
 )
+from agentgauge.judges.preflight import check_judge
 from agentgauge.judges.prompts import PLANNING_RATIONALITY, JudgeSpec, planning_prompt
+from agentgauge.judges.render import CHARS_PER_TOKEN
 from agentgauge.judges.settings import JudgeSettings
 from agentgauge.metrics.base import MetricResult, metric
 from agentgauge.metrics.text import review_text
@@ -57,13 +69,22 @@ from agentgauge.review.prompts import (
 __all__ = [
     "JUDGE_METRICS",
     "Constructiveness",
+    "JudgeMetric",
     "PlanningRationality",
     "TechnicalAccuracy",
     "judge_score",
 ]
 
 JUDGE_METRICS = frozenset(
-    {"technical_accuracy", "constructiveness", "planning_rationality", "planning_rational"}
+    {
+        "technical_accuracy",
+        "constructiveness",
+        "planning_rationality",
+        "planning_rational",
+        "rubric",
+        "goal_accuracy",
+        "trajectory_judge",
+    }
 )
 """The metrics that take :class:`JudgeSettings` options (a suite's ``[judge]`` table)."""
 
@@ -102,30 +123,87 @@ def _checked_weights(spec: JudgeSpec, weights: dict[str, float] | None) -> dict[
     return {name: float(weights[name]) for name in spec.weights}
 
 
-class _JudgeMetric:
-    """A Tier 2 judge; subclasses name their :class:`JudgeSpec`."""
+class JudgeMetric:
+    """A metric answered by an LLM judge: pydantic-ai structured output, cached, budgeted,
+    retried, its cost recorded.
+
+    A subclass sets ``spec`` (its verdict model, instructions and prompt version), takes its
+    own options as the keyword-only parameters of ``_configure`` (the registry reads them, with
+    :class:`JudgeSettings`' fields, from the constructor's signature), and implements
+    ``_prepare`` (the prompt for a trace and what it shows, or why the trace cannot be judged)
+    and ``_score`` (the value of a verdict, its details and an optional reason).
+    """
 
     name: str
-    spec: ClassVar[JudgeSpec]
+    spec: JudgeSpec
 
     def __init__(self, **options: Any) -> None:
-        weights = options.pop("criteria_weights", None)
+        own = {name: options.pop(name) for name in _own_options(type(self)) if name in options}
         self.settings = JudgeSettings(**options)
-        self.weights = _checked_weights(self.spec, weights)
         self._spend = JudgeSpend()
+        self._configure(**own)
 
-    def _prepare(self, trace: Trace) -> tuple[JudgeRequest, dict[str, Any]] | str:
-        """The judge call for ``trace`` and what it shows, or the reason it cannot be made."""
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+
+        def init(self: JudgeMetric, **options: Any) -> None:
+            JudgeMetric.__init__(self, **options)
+
+        # The registry reads a metric's options from its constructor's signature: the judge's
+        # settings and the subclass's own options, derived here instead of repeated.
+        setattr(init, "__signature__", _judge_signature(cls))  # noqa: B010
+        setattr(cls, "__init__", init)  # noqa: B010
+
+    def _configure(self) -> None:
+        """Take the subclass's own options (keyword-only parameters with defaults)."""
+
+    def _prepare(self, trace: Trace) -> tuple[str, dict[str, Any]] | str:
+        """The prompt for ``trace`` and what it shows, or the reason it cannot be judged."""
         raise NotImplementedError
 
-    def _heuristic(self, trace: Trace) -> MetricResult:
+    def _score(self, output: dict[str, Any]) -> tuple[float, dict[str, Any], str | None]:
+        """The value of a verdict, its details and the reason shown with it."""
         raise NotImplementedError
+
+    def _heuristic(self, trace: Trace) -> MetricResult | None:
+        """A labelled heuristic for ``fallback="heuristic"``; None when the judge has none."""
+        return None
+
+    async def _setup(self, session: JudgeSession) -> str | None:
+        """Work done once before the batch's calls; the reason it failed, or None."""
+        return None
+
+    def _setup_details(self) -> dict[str, Any]:
+        """Details of the set-up work not yet reported, for the batch's first sample."""
+        return {}
+
+    def instructions(self) -> str:
+        """The system instructions of this judge's calls."""
+        return self.spec.instructions
+
+    def preflight(self) -> None:
+        """Check the judge's set-up before a run, without calling it.
+
+        Raises:
+            JudgeSetupError: naming the environment variable or option to set.
+        """
+        check_judge(self.settings)
+
+    def view(self, trace: Trace) -> tuple[str, str] | str:
+        """What the judge is sent for ``trace`` — ``(instructions, prompt)`` — or why the trace
+        cannot be judged; no call is made.
+
+        Args:
+            trace: the trace.
+        """
+        prepared = self._prepare(trace)
+        return prepared if isinstance(prepared, str) else (self.instructions(), prepared[0])
 
     def _request(self, prompt: str) -> JudgeRequest:
         return JudgeRequest(
             judge=self.spec.name,
             prompt_version=self.spec.prompt_version,
-            instructions=self.spec.instructions,
+            instructions=self.instructions(),
             prompt=prompt,
             verdict_type=self.spec.verdict_type,
         )
@@ -157,26 +235,33 @@ class _JudgeMetric:
                 )
                 for item in prepared
             ]
-        outcomes = iter(await self._judge_all([p[0] for p in prepared if not isinstance(p, str)]))
-        return [
+        prompts = [p[0] for p in prepared if not isinstance(p, str)]
+        outcomes = iter(await self._judge_all(prompts))
+        results = [
             MetricResult.missing(item, method="llm_judge")
             if isinstance(item, str)
             else self._result(trace, item[1], next(outcomes))
             for trace, item in zip(traces, prepared, strict=True)
         ]
+        if results and (extra := self._setup_details()):
+            results[0].details.update(extra)
+        return results
 
-    async def _judge_all(self, requests: list[JudgeRequest]) -> list[JudgeVerdict | JudgeFailure]:
+    async def _judge_all(self, prompts: list[str]) -> list[JudgeVerdict | JudgeFailure]:
         if self.settings.model is None:
-            return [JudgeFailure("no judge configured") for _ in requests]
+            return [JudgeFailure("no judge configured") for _ in prompts]
         async with JudgeSession(self.settings, self._spend) as session:
+            if prompts and (problem := await self._setup(session)) is not None:
+                return [JudgeFailure(problem) for _ in prompts]
+            requests = [self._request(p) for p in prompts]
             return list(await asyncio.gather(*(session.judge(r) for r in requests)))
 
     def _result(
         self, trace: Trace, shown: dict[str, Any], outcome: JudgeVerdict | JudgeFailure
     ) -> MetricResult:
         if isinstance(outcome, JudgeFailure):
-            if self.settings.fallback == "heuristic":
-                fallback = self._heuristic(trace)
+            fallback = self._heuristic(trace) if self.settings.fallback == "heuristic" else None
+            if fallback is not None:
                 return MetricResult(
                     value=fallback.value,
                     details={
@@ -190,39 +275,52 @@ class _JudgeMetric:
             return MetricResult.missing(
                 outcome.reason, method="llm_judge", model=self.settings.model_id
             )
-        criteria = {name: int(outcome.output[name]) for name in self.spec.weights}
+        value, details, reason = self._score(outcome.output)
         return MetricResult(
-            value=judge_score(criteria, self.weights),
+            value=value,
             details={
                 "method": "llm_judge",
                 "model": self.settings.model_id,
                 "prompt_version": self.spec.prompt_version,
-                "criteria": criteria,
-                "weights": self.weights,
-                "rationale": outcome.output.get("rationale", ""),
+                **details,
                 "usage": outcome.usage,
                 "cached": outcome.cached,
                 **shown,
             },
+            reason=reason,
         )
 
 
-def _judge_signature() -> inspect.Signature:
+def _own_options(cls: type[JudgeMetric]) -> tuple[str, ...]:
+    params = list(inspect.signature(cls._configure).parameters.values())[1:]
+    return tuple(p.name for p in params)
+
+
+def _judge_signature(cls: type[JudgeMetric]) -> inspect.Signature:
     kw = inspect.Parameter.KEYWORD_ONLY
     params = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
     params += [
         inspect.Parameter(name, kw, default=field.default, annotation=field.annotation)
         for name, field in JudgeSettings.model_fields.items()
     ]
-    params.append(
-        inspect.Parameter("criteria_weights", kw, default=None, annotation=dict[str, float] | None)
-    )
+    params += list(inspect.signature(cls._configure).parameters.values())[1:]
     return inspect.Signature(params)
 
 
-# The registry reads a metric's options from its constructor's signature; the judges' options
-# are JudgeSettings' fields, so the signature is derived from them instead of repeated.
-setattr(_JudgeMetric.__init__, "__signature__", _judge_signature())  # noqa: B010
+class _CriteriaJudge(JudgeMetric):
+    """A judge scored on several 1–5 criteria, weighted (the Tier 2 judges)."""
+
+    def _configure(self, *, criteria_weights: dict[str, float] | None = None) -> None:
+        self.weights = _checked_weights(self.spec, criteria_weights)
+
+    def _score(self, output: dict[str, Any]) -> tuple[float, dict[str, Any], str | None]:
+        criteria = {name: int(output[name]) for name in self.spec.weights}
+        details = {
+            "criteria": criteria,
+            "weights": self.weights,
+            "rationale": output.get("rationale", ""),
+        }
+        return judge_score(criteria, self.weights), details, None
 
 
 _WORD = re.compile(r"[a-z][a-z0-9\-]{3,}")
@@ -238,12 +336,12 @@ def _content_terms(text: str) -> set[str]:
     "technical_accuracy",
     description="Tier 2 LLM judge: factual correctness, methodology, domain knowledge (.5/.3/.2)",
 )
-class TechnicalAccuracy(_JudgeMetric):
+class TechnicalAccuracy(_CriteriaJudge):
     """The review's technical accuracy against the paper, judged by an LLM."""
 
     spec = TECHNICAL_ACCURACY
 
-    def _prepare(self, trace: Trace) -> tuple[JudgeRequest, dict[str, Any]] | str:
+    def _prepare(self, trace: Trace) -> tuple[str, dict[str, Any]] | str:
         review, paper = _review(trace), paper_text(trace)
         if review is None:
             return _NO_REVIEW
@@ -251,7 +349,7 @@ class TechnicalAccuracy(_JudgeMetric):
             return _NO_PAPER
         prompt = technical_accuracy_prompt(paper, review, excerpt_chars=self.settings.excerpt_chars)
         shown = min(len(paper), self.settings.excerpt_chars)
-        return self._request(prompt), {"paper_chars": len(paper), "paper_chars_shown": shown}
+        return prompt, {"paper_chars": len(paper), "paper_chars_shown": shown}
 
     def _heuristic(self, trace: Trace) -> MetricResult:
         """Term grounding: the share of the review's content words found in the paper text."""
@@ -293,16 +391,16 @@ _MARKERS_FOR_FULL_CREDIT = 3
     "constructiveness",
     description="Tier 2 LLM judge: actionable, balanced, guiding feedback (sum / 15)",
 )
-class Constructiveness(_JudgeMetric):
+class Constructiveness(_CriteriaJudge):
     """How constructive the review is, judged by an LLM."""
 
     spec = CONSTRUCTIVENESS
 
-    def _prepare(self, trace: Trace) -> tuple[JudgeRequest, dict[str, Any]] | str:
+    def _prepare(self, trace: Trace) -> tuple[str, dict[str, Any]] | str:
         review = _review(trace)
         if review is None:
             return _NO_REVIEW
-        return self._request(constructiveness_prompt(review)), {"review_chars": len(review)}
+        return constructiveness_prompt(review), {"review_chars": len(review)}
 
     def _heuristic(self, trace: Trace) -> MetricResult:
         """Marker counts: suggestions, strengths and weaknesses both named, concrete pointers.
@@ -332,16 +430,16 @@ class Constructiveness(_JudgeMetric):
     "planning_rationality",
     description="Tier 2 LLM judge of the trace's steps: flow, decisions, efficiency (.3/.5/.2)",
 )
-class PlanningRationality(_JudgeMetric):
+class PlanningRationality(_CriteriaJudge):
     """The rationality of the agent's plan, judged by an LLM from the trace's actual steps."""
 
     spec = PLANNING_RATIONALITY
 
-    def _prepare(self, trace: Trace) -> tuple[JudgeRequest, dict[str, Any]] | str:
+    def _prepare(self, trace: Trace) -> tuple[str, dict[str, Any]] | str:
         if not trace.steps:
             return "the trace has no steps to judge"
-        prompt = planning_prompt(trace, budget_chars=self.settings.trace_budget_chars)
-        return self._request(prompt), {"steps": len(trace.steps)}
+        budget = CHARS_PER_TOKEN * self.settings.trace_budget_tokens
+        return planning_prompt(trace, budget_chars=budget), {"steps": len(trace.steps)}
 
     def _heuristic(self, trace: Trace) -> MetricResult:
         """Error-free and non-redundant execution.

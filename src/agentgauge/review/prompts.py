@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from agentgauge.judges.prompts import DATA_NOTE, RATIONALE, SCALE, JudgeSpec, section
+from agentgauge.judges.prompts import DATA_NOTE, RATIONALE, SCALE, JudgeSpec
+from agentgauge.judges.render import section
 from agentgauge.model import Trace
 
 __all__ = [
