@@ -255,7 +255,8 @@ def test_a_version_1_store_gains_the_per_sample_index(tmp_path: Path) -> None:
     db = tmp_path / "old.db"
     with Store(db) as store:
         store.connection.executescript(
-            "DROP INDEX metric_values_by_sample; PRAGMA user_version = 1;"
+            "DROP INDEX metric_values_by_sample; ALTER TABLE samples DROP COLUMN usage; "
+            "PRAGMA user_version = 1;"
         )
     with Store(db) as store:
         version = store.connection.execute("PRAGMA user_version").fetchone()[0]
@@ -263,7 +264,7 @@ def test_a_version_1_store_gains_the_per_sample_index(tmp_path: Path) -> None:
             "EXPLAIN QUERY PLAN SELECT metric FROM metric_values "
             "INDEXED BY metric_values_by_sample WHERE run_id = 'r' AND sample_key = 'k'"
         ).fetchall()
-    assert version == 2
+    assert version == 3
     # a sample's values are found through the index, not by scanning its whole run
     assert "metric_values_by_sample (run_id=? AND sample_key=?)" in str([tuple(r) for r in plan])
 

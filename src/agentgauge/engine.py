@@ -34,11 +34,14 @@ from agentgauge.config import Suite
 from agentgauge.errors import AgentgaugeError
 from agentgauge.io.importers import IMPORTERS
 from agentgauge.io.jsonl import RawLine, ReadError, iter_raw_lines, parse_line
+from agentgauge.judges.cost import judge_spend
+from agentgauge.judges.preflight import check_judge
 from agentgauge.metrics.base import Metric, MetricResult, score_many
 from agentgauge.model import Trace
 from agentgauge.registry import Registry
 from agentgauge.scoring import band, composite, recommendation
 from agentgauge.store import MetricRow, SampleRow, Store
+from agentgauge.usage import trace_usage
 
 __all__ = [
     "EXECUTORS",
@@ -50,6 +53,7 @@ __all__ = [
     "FileRun",
     "Outcome",
     "SampleScore",
+    "check_setup",
     "evaluate",
     "evaluate_files",
     "executor",
@@ -81,6 +85,8 @@ class SampleScore:
         coverage: share of the suite's weight that was measured.
         recommendation: accept / weak_accept / weak_reject / reject, None without composite.
         band: excellent / good / fair / poor, None without composite.
+        usage: the trace's tokens and cost (:func:`agentgauge.usage.trace_usage`), with what
+            the judges spent on it under ``judge`` (:func:`agentgauge.judges.cost.judge_spend`).
     """
 
     trace_id: str
@@ -93,6 +99,7 @@ class SampleScore:
     coverage: float = 0.0
     recommendation: str | None = None
     band: str | None = None
+    usage: dict[str, Any] = field(default_factory=dict)
 
     @property
     def error(self) -> str | None:
@@ -148,7 +155,10 @@ def score_traces(
                 sample.details[m.name] = result.details
                 sample.reasons[m.name] = result.reason
     flipped = suite.lower_is_better
-    for sample in samples:
+    for trace, sample in zip(traces, samples, strict=True):
+        sample.usage = trace_usage(trace).as_dict()
+        if (spent := judge_spend(sample.details.values())) is not None:
+            sample.usage["judge"] = spent
         comp = composite(sample.values, suite.weights, lower_is_better=flipped)
         sample.composite = comp.value
         sample.coverage = comp.coverage
@@ -194,6 +204,7 @@ def _to_rows(
                     for name, value in sc.values.items()
                 ),
                 trace_json=trace_json,
+                usage=sc.usage,
             )
         )
     return rows
@@ -312,6 +323,39 @@ class EvaluateOptions:
     total: int | None = None
 
 
+def check_setup(suite: Suite, metrics: Sequence[Metric]) -> None:
+    """Check what the suite's metrics need before a run starts (the judges' models, keys and
+    URLs), without calling anything.
+
+    A metric checks itself through an optional ``preflight()`` method; the suite's ``[judge]``
+    settings are checked too, so that a judge given on the command line is checked even when
+    no metric of the suite uses it.
+
+    Args:
+        suite: the suite.
+        metrics: its metrics, built.
+
+    Raises:
+        JudgeSetupError: naming the environment variable or option to set.
+    """
+    if suite.judge is not None:
+        check_judge(suite.judge)
+    for m in metrics:
+        preflight = getattr(m, "preflight", None)
+        if callable(preflight):
+            preflight()
+
+
+def _prepare(metrics: Sequence[Metric], store: Store, run_id: str) -> None:
+    """Work a metric does once per run before the samples (a rubric writing its evaluation
+    steps, so that every worker reads the same ones), recorded with the run."""
+    for m in metrics:
+        prepare = getattr(m, "prepare", None)
+        if callable(prepare):
+            for record in prepare():
+                store.append_record(run_id, "judge_setup", record)
+
+
 def evaluate(
     items: Iterable[Item], suite: Suite, *, store: Store, options: EvaluateOptions | None = None
 ) -> str:
@@ -327,6 +371,10 @@ def evaluate(
 
     Returns:
         The run id.
+
+    Raises:
+        JudgeSetupError: a judge that cannot work as configured (no key in the environment,
+            an unknown provider, an unreachable URL), before a run is recorded.
     """
     opts = options or EvaluateOptions()
     suite = _judge_cache_in_store(suite, store)
@@ -334,7 +382,9 @@ def evaluate(
     # worker starts
     built = suite.build_metrics()
     make_runner = EXECUTORS.get(opts.executor)
+    check_setup(suite, built)
     run_id, done = _start_run(store, suite, opts)
+    _prepare(built, store, run_id)
     # Workers are started before the progress display starts its refresh thread (fork safety).
     runner = _start_runner(suite, built, make_runner, opts)
     try:

@@ -1,7 +1,8 @@
 """The results store: one SQLite file (stdlib ``sqlite3``, WAL mode), versioned schema.
 
 Tables: ``runs`` (kind, suite, full config minus secrets, status), ``samples`` (one row per
-scored trace, with its composite, verdict and the trace itself compressed), ``metric_values``
+scored trace, with its composite, verdict, tokens and cost, and the trace itself compressed),
+``metric_values``
 (one row per sample and metric), ``read_errors`` (bad input lines), ``records`` (ordered JSON
 records that a domain attaches to a run, such as a tuning history) and ``judge_cache``.
 Every batch is committed as one transaction, so a killed run loses at most the batch in
@@ -38,7 +39,7 @@ __all__ = [
     "redact_secrets",
 ]
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 JUDGE_CACHE_SCHEMA = """
 CREATE TABLE IF NOT EXISTS judge_cache (
@@ -114,6 +115,8 @@ _MIGRATIONS: dict[int, str] = {
     # a sample's metric values are read by sample: without this index every read scanned the
     # whole run (quadratic summaries and exports)
     2: "CREATE INDEX metric_values_by_sample ON metric_values(run_id, sample_key)",
+    # a sample's tokens and cost (the agent's and the judges'), as JSON
+    3: "ALTER TABLE samples ADD COLUMN usage TEXT",
 }
 
 
@@ -196,6 +199,7 @@ class SampleRow(NamedTuple):
     details: dict[str, Any]
     metrics: tuple[MetricRow, ...]
     trace_json: bytes | None = None
+    usage: dict[str, Any] | None = None
 
     @property
     def values(self) -> dict[str, float | None]:
@@ -388,7 +392,9 @@ class Store:
         db.execute("BEGIN IMMEDIATE")
         try:
             db.executemany(
-                "INSERT OR REPLACE INTO samples VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                "INSERT OR REPLACE INTO samples (run_id, key, seq, source, line, trace_id, "
+                "task_id, composite, coverage, recommendation, band, error, details, trace, usage)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 [
                     (
                         run_id,
@@ -405,6 +411,7 @@ class Store:
                         s.error,
                         json.dumps(s.details, default=str),
                         zlib.compress(s.trace_json, 1) if s.trace_json is not None else None,
+                        json.dumps(s.usage) if s.usage is not None else None,
                     )
                     for s in samples
                 ],
@@ -469,6 +476,15 @@ class Store:
             )
         ]
 
+    def usages(self, run_id: str) -> list[dict[str, Any] | None]:
+        """Every sample's tokens and cost in a run, in input order (None where not recorded)."""
+        return [
+            json.loads(r[0]) if r[0] else None
+            for r in self._db.execute(
+                "SELECT usage FROM samples WHERE run_id = ? ORDER BY seq", (run_id,)
+            )
+        ]
+
     def coverage(self, run_id: str) -> tuple[float | None, float | None, int]:
         """The samples' mean and lowest coverage (None without samples) and how many samples
         had a metric error."""
@@ -496,7 +512,7 @@ class Store:
         # the columns of SampleRow, in its order; the trace is left in the file unless asked for
         sql = (
             "SELECT key, seq, source, line, trace_id, task_id, composite, coverage, "
-            f"recommendation, band, error, details, {'trace' if with_trace else 'NULL'} "
+            f"recommendation, band, error, details, {'trace' if with_trace else 'NULL'}, usage "
             f"FROM samples WHERE run_id = ? ORDER BY {order_sql}"
         )
         if limit is not None:
@@ -524,6 +540,7 @@ class Store:
                     json.loads(row[11]),
                     tuple(metrics),
                     zlib.decompress(blob) if blob is not None else None,
+                    json.loads(row[13]) if row[13] else None,
                 )
             )
 

@@ -72,6 +72,26 @@ HtmlOption = Annotated[
     Path | None, typer.Option("--html", callback=output_file, help="Write an HTML report here.")
 ]
 
+JudgeOption = Annotated[
+    str | None,
+    typer.Option(
+        "--judge",
+        help="Judge model: a pydantic-ai model string (openai:gpt-4o-mini), or the model name "
+        "at --judge-url.",
+    ),
+]
+JudgeUrlOption = Annotated[
+    str | None,
+    typer.Option("--judge-url", help="OpenAI-compatible base URL of the judge model."),
+]
+JudgeKeyEnvOption = Annotated[
+    str | None,
+    typer.Option(
+        "--judge-api-key-env",
+        help="Environment variable holding the judge's API key (default: the provider's own).",
+    ),
+]
+
 
 def usage_error(message: str) -> typer.Exit:
     """Print a usage error and return the exit (code 2) to raise.

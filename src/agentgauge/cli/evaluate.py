@@ -12,6 +12,9 @@ from agentgauge.cli._common import (
     DbOption,
     HtmlOption,
     JsonOption,
+    JudgeKeyEnvOption,
+    JudgeOption,
+    JudgeUrlOption,
     check_choice,
     err_console,
     not_a_file,
@@ -21,6 +24,7 @@ from agentgauge.cli._common import (
 )
 
 if TYPE_CHECKING:
+    from agentgauge.engine import FileRun
     from agentgauge.store import Store
 
 
@@ -46,6 +50,24 @@ def _check_options(paths: list[Path], resume: str | None, executor: str, trace_f
     missing = [p for p in paths if not p.is_file()]
     if missing:
         raise usage_error(not_a_file(missing[0]))
+
+
+def _with_judge(
+    run: FileRun, judge: str | None, url: str | None, key_env: str | None, db: Path
+) -> FileRun:
+    """The run with the command line's judge in its suite (a warning when no metric uses it)."""
+    from dataclasses import replace
+
+    from agentgauge.metrics.judge import JUDGE_METRICS
+
+    suite = run.suite.with_judge(model=judge, base_url=url, api_key_env=key_env, cache_path=str(db))
+    if judge is not None and not any(suite.kind(n) in JUDGE_METRICS for n in suite.metrics):
+        err_console.print(
+            f"[yellow]warning:[/] suite {suite.name!r} has no judge metric (rubric, "
+            "goal_accuracy, trajectory_judge...): --judge is checked but not used",
+            highlight=False,
+        )
+    return replace(run, suite=suite)
 
 
 def evaluate(
@@ -86,8 +108,16 @@ def evaluate(
             "plugin's importer.",
         ),
     ] = "native",
+    judge: JudgeOption = None,
+    judge_url: JudgeUrlOption = None,
+    judge_api_key_env: JudgeKeyEnvOption = None,
 ) -> None:
-    """Score trace files with a suite, store the run and report it."""
+    """Score trace files with a suite, store the run and report it.
+
+    The suite's judge metrics (rubric, goal_accuracy, trajectory_judge...) use its [judge]
+    table, or --judge; a judge that cannot work (no key in the environment, an unknown
+    provider, an unreachable URL) stops the command before the run starts.
+    """
     from agentgauge.config import load_suite
     from agentgauge.engine import EvaluateOptions, FileRun, evaluate_files, resume_file_run
     from agentgauge.io.importers import IMPORTERS
@@ -100,6 +130,7 @@ def evaluate(
             run = resume_file_run(store, resume, paths)
         else:
             run = FileRun(load_suite(suite), paths, trace_format)
+        run = _with_judge(run, judge, judge_url, judge_api_key_env, db)
         try:
             options = EvaluateOptions(
                 jobs=jobs,

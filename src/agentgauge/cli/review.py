@@ -13,6 +13,9 @@ from agentgauge.cli._common import (
     DbOption,
     HtmlOption,
     JsonOption,
+    JudgeKeyEnvOption,
+    JudgeOption,
+    JudgeUrlOption,
     SuiteOption,
     console,
     usage_error,
@@ -29,17 +32,6 @@ review_app = typer.Typer(
 PeerReadOption = Annotated[
     Path,
     typer.Option("--peerread", help="PeerRead checkout or folder in its layout."),
-]
-JudgeOption = Annotated[
-    str | None,
-    typer.Option(
-        "--judge",
-        help="Judge model: a pydantic-ai model string, or the model name at --judge-url.",
-    ),
-]
-JudgeUrlOption = Annotated[
-    str | None,
-    typer.Option("--judge-url", help="OpenAI-compatible base URL of the judge model."),
 ]
 TextModelOption = Annotated[
     str | None,
@@ -114,6 +106,7 @@ def evaluate_reviews(
     peerread: PeerReadOption,
     judge: JudgeOption = None,
     judge_url: JudgeUrlOption = None,
+    judge_api_key_env: JudgeKeyEnvOption = None,
     suite: SuiteOption = "review",
     text_model: TextModelOption = None,
     json_out: JsonOption = None,
@@ -135,7 +128,12 @@ def evaluate_reviews(
     if not reviews.is_file():
         raise usage_error(f"--reviews: no such file: {reviews}")
     chosen = review_suite(
-        suite, judge=judge, judge_url=judge_url, text_model=text_model, cache_path=db
+        suite,
+        judge=judge,
+        judge_url=judge_url,
+        judge_api_key_env=judge_api_key_env,
+        text_model=text_model,
+        cache_path=db,
     )
     with Store(db) as store:
         run = evaluate_reviews(reviews, peerread, chosen, store=store, jobs=jobs, progress=progress)
@@ -152,6 +150,7 @@ def baseline(
     ] = None,
     judge: JudgeOption = None,
     judge_url: JudgeUrlOption = None,
+    judge_api_key_env: JudgeKeyEnvOption = None,
     suite: SuiteOption = "review",
     text_model: TextModelOption = None,
     json_out: JsonOption = None,
@@ -170,7 +169,12 @@ def baseline(
     from agentgauge.store import Store
 
     chosen = review_suite(
-        suite, judge=judge, judge_url=judge_url, text_model=text_model, cache_path=db
+        suite,
+        judge=judge,
+        judge_url=judge_url,
+        judge_api_key_env=judge_api_key_env,
+        text_model=text_model,
+        cache_path=db,
     )
     with Store(db) as store:
         run = human_baseline(

@@ -105,6 +105,17 @@ def _comparison_table(result: dict[str, Any], by: str) -> Table:
     return table
 
 
+def _print_usage_comparison(result: dict[str, Any]) -> None:
+    for field, r in result["usage"].items():
+        ci = "" if r["ci_low"] is None else f" [{r['ci_low']:+.6g}, {r['ci_high']:+.6g}]"
+        p = "—" if r["p_value"] is None else f"{r['p_value']:.3f}"
+        console.print(
+            f"{field} per sample (n={r['n']}): A {r['mean_a']:.6g}, B {r['mean_b']:.6g}, "
+            f"B − A {r['diff']:+.6g}{ci}, p {p}: {r['verdict']}",
+            highlight=False,
+        )
+
+
 def compare(
     run_a: Annotated[str, typer.Argument(help="Baseline run id.")],
     run_b: Annotated[str, typer.Argument(help="Candidate run id.")],
@@ -142,6 +153,7 @@ def compare(
             "nothing to compare"
         )
     console.print(_comparison_table(result, by))
+    _print_usage_comparison(result)
     if result["only_in_a"] or result["only_in_b"]:
         console.print(f"unpaired: {result['only_in_a']} only in A, {result['only_in_b']} only in B")
     for warning in result["warnings"]:

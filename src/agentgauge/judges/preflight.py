@@ -22,6 +22,7 @@ import socket
 from urllib.parse import urlsplit
 
 from agentgauge._redact import redact_url
+from agentgauge.errors import AgentgaugeError
 from agentgauge.judges.settings import JudgeSettings
 
 __all__ = ["PROVIDER_KEYS", "JudgeSetupError", "check_judge"]
@@ -49,7 +50,7 @@ _CONNECT_TIMEOUT_S = 5.0
 _KEY_HINT = "or name the variable that holds the key with --judge-api-key-env ([judge] api_key_env)"
 
 
-class JudgeSetupError(ValueError):
+class JudgeSetupError(AgentgaugeError, ValueError):
     """A judge that cannot work as configured; the message is one line naming what to set."""
 
 

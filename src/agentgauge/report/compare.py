@@ -2,8 +2,8 @@
 
 Samples of two runs are paired by task (the mean over repeats of a task on each side) or by
 trace id; each metric and the composite get B − A with a bootstrap CI and a paired permutation
-p-value. pass@k / pass^k treat a trial as a success when its composite (or a chosen metric)
-reaches a threshold.
+p-value. The agent's cost and total tokens are compared the same way (is B cheaper?). pass@k /
+pass^k treat a trial as a success when its composite (or a chosen metric) reaches a threshold.
 """
 
 from __future__ import annotations
@@ -16,12 +16,23 @@ from typing import Any, Literal
 from scipy.stats import false_discovery_control
 
 from agentgauge.metrics.base import lower_is_better
-from agentgauge.stats import paired_comparison, pass_at_k, pass_hat_k
+from agentgauge.stats import PairedComparison, paired_comparison, pass_at_k, pass_hat_k
 from agentgauge.store import RunInfo, SampleRow, Store
 
-__all__ = ["RunSamples", "compare_runs", "compare_samples", "pass_k_table", "stored_run"]
+__all__ = [
+    "USAGE_COMPARED",
+    "RunSamples",
+    "compare_runs",
+    "compare_samples",
+    "pass_k_table",
+    "stored_run",
+]
 
 PairBy = Literal["task", "id"]
+
+
+USAGE_COMPARED = ("cost_usd", "total_tokens")
+"""The agent's usage figures a comparison pairs (lower is better)."""
 
 
 @dataclass(frozen=True)
@@ -51,14 +62,33 @@ def stored_run(store: Store, run_id: str) -> RunSamples:
 
 
 def _grouped(samples: Iterable[SampleRow], by: PairBy) -> dict[str, dict[str, list[float]]]:
-    """key -> metric -> values (composite included) of one run."""
+    """key -> metric -> values (composite and ``usage.`` figures included) of one run."""
     out: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for row in samples:
         key = row.task_id if by == "task" else row.trace_id
-        for name, value in {**row.values, "composite": row.composite}.items():
+        usage = row.usage or {}
+        values = {
+            **row.values,
+            "composite": row.composite,
+            **{f"usage.{f}": usage.get(f) for f in USAGE_COMPARED},
+        }
+        for name, value in values.items():
             if value is not None:
                 out[key][name].append(value)
     return out
+
+
+def _paired(
+    ga: dict[str, dict[str, list[float]]], gb: dict[str, dict[str, list[float]]], name: str
+) -> PairedComparison | None:
+    pairs = [
+        (sum(ga[k][name]) / len(ga[k][name]), sum(gb[k][name]) / len(gb[k][name]))
+        for k in sorted(set(ga) & set(gb))
+        if ga[k].get(name) and gb[k].get(name)
+    ]
+    if not pairs:
+        return None
+    return paired_comparison([p[0] for p in pairs], [p[1] for p in pairs])
 
 
 def compare_runs(
@@ -93,7 +123,10 @@ def compare_samples(
 
     Returns:
         ``{"run_a", "run_b", "by", "alpha", "metrics": {METRIC: {n, mean_a, mean_b, diff,
-        ci_low, ci_high, p_value, q_value, verdict}}, "only_in_a", "only_in_b", "warnings"}``.
+        ci_low, ci_high, p_value, q_value, verdict}}, "usage": {"cost_usd" | "total_tokens":
+        {n, mean_a, mean_b, diff, ci_low, ci_high, p_value, verdict}}, "only_in_a",
+        "only_in_b", "warnings"}``. The usage verdicts ("B cheaper", "B dearer") use each
+        figure's own p-value: they are not among the metrics' tests.
     """
     a_run, b_run = a.run, b.run
     a_id, b_id = a_run.id, b_run.id
@@ -104,18 +137,14 @@ def compare_samples(
             f"{b_run.suite}): a difference may come from the scoring, not from the agent"
         )
     ga, gb = _grouped(a.samples, by), _grouped(b.samples, by)
-    shared = sorted(set(ga) & set(gb))
     names = list(dict.fromkeys([*a.metric_names, *b.metric_names]))
-    flipped = lower_is_better(names)
+    kinds = {**_kinds(a_run.suite_config), **_kinds(b_run.suite_config)}
+    flipped_kinds = lower_is_better({kinds.get(n, n) for n in names})
+    flipped = {n for n in names if kinds.get(n, n) in flipped_kinds}
     results = {}
     for name in [*names, "composite"]:
-        pairs = [
-            (sum(ga[k][name]) / len(ga[k][name]), sum(gb[k][name]) / len(gb[k][name]))
-            for k in shared
-            if ga[k].get(name) and gb[k].get(name)
-        ]
-        if pairs:
-            results[name] = paired_comparison([p[0] for p in pairs], [p[1] for p in pairs])
+        if (paired := _paired(ga, gb, name)) is not None:
+            results[name] = paired
     q_values = _benjamini_hochberg({n: r.p_value for n, r in results.items() if n != "composite"})
     metrics: dict[str, Any] = {}
     for name, result in results.items():
@@ -126,16 +155,31 @@ def compare_samples(
             improved = result.diff < 0 if name in flipped else result.diff > 0
             verdict = "B better" if improved else "B worse"
         metrics[name] = {**result.as_dict(), "q_value": q, "verdict": verdict}
+    usage: dict[str, Any] = {}
+    for field in USAGE_COMPARED:
+        if (paired := _paired(ga, gb, f"usage.{field}")) is None:
+            continue
+        verdict = "no significant difference"
+        if paired.p_value is not None and paired.p_value < alpha:
+            verdict = "B cheaper" if paired.diff < 0 else "B dearer"
+        usage[field] = {**paired.as_dict(), "verdict": verdict}
     return {
         "run_a": a_id,
         "run_b": b_id,
         "by": by,
         "alpha": alpha,
         "metrics": metrics,
+        "usage": usage,
         "only_in_a": len(set(ga) - set(gb)),
         "only_in_b": len(set(gb) - set(ga)),
         "warnings": warnings,
     }
+
+
+def _kinds(suite_config: dict[str, Any]) -> dict[str, str]:
+    """The metric kinds of a run's suite (metrics named otherwise than their kind)."""
+    kinds = suite_config.get("kinds", {})
+    return dict(kinds) if isinstance(kinds, dict) else {}
 
 
 def _benjamini_hochberg(p_values: dict[str, float | None]) -> dict[str, float]:

@@ -5,9 +5,16 @@ The JSON document is the contract other tools read::
     {"run_id", "suite", "config", "status",
      "aggregate": {METRIC: {"mean", "ci_low", "ci_high", "n", "n_missing"},
                    "composite": {..., "mean_coverage", "recommendation", "band"}},
+     "usage": {"agent": {FIELD: {"total", "mean", "ci_low", "ci_high", "n", "n_missing"}},
+               "judge": {...totals} | null, "composite_per_usd", "composite_per_1k_tokens"},
      "samples": [{"id", "task_id", "metrics", "details", "reasons", "composite", "coverage",
-                  "recommendation", "band", "error", "source", "line"}],
+                  "recommendation", "band", "error", "source", "line", "usage"}],
      "errors": [{"source", "line", "field", "message"}]}
+
+The usage ``FIELD``s are ``input_tokens``, ``output_tokens``, ``cache_read_tokens``,
+``total_tokens``, ``cost_usd`` and ``model_calls`` (the agent's, by the rule of
+:mod:`agentgauge.usage`); a sample's ``usage`` holds them with ``judge``, what the judges spent
+on it in this run.
 """
 
 from __future__ import annotations
@@ -19,14 +26,17 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from agentgauge.judges.cost import judge_spend
 from agentgauge.scoring import band, recommendation
 from agentgauge.stats import Summary, summarize
 from agentgauge.store import RunInfo, SampleRow, Store
 
 __all__ = [
+    "USAGE_FIELDS",
     "SampleHook",
     "result_document",
     "run_aggregate",
+    "run_usage",
     "run_verdict",
     "sample_document",
     "write_csv",
@@ -45,6 +55,85 @@ def run_aggregate(store: Store, run_id: str) -> dict[str, Summary]:
     out = {m: summarize(store.metric_values(run_id, m)) for m in store.metric_names(run_id)}
     out["composite"] = summarize(store.composites(run_id))
     return out
+
+
+USAGE_FIELDS = (
+    "input_tokens",
+    "output_tokens",
+    "cache_read_tokens",
+    "total_tokens",
+    "cost_usd",
+    "model_calls",
+)
+"""The agent's usage figures of a sample, as :func:`agentgauge.usage.trace_usage` counts them."""
+
+_JUDGE_COUNTS = (
+    "calls",
+    "cached",
+    "requests",
+    "input_tokens",
+    "output_tokens",
+    "cache_read_tokens",
+    "total_tokens",
+    "cost_unknown",
+)
+
+
+def _judge_totals(parts: list[dict[str, Any]]) -> dict[str, Any] | None:
+    if not parts:
+        return None
+    totals: dict[str, Any] = {k: sum(p.get(k) or 0 for p in parts) for k in _JUDGE_COUNTS}
+    totals["cost_usd"] = sum(p.get("cost_usd") or 0.0 for p in parts)
+    return totals
+
+
+def _setup_spend(store: Store, run_id: str) -> list[dict[str, Any]]:
+    """The judges' once-per-run calls (a rubric's evaluation steps) in :func:`judge_spend`'s
+    shape."""
+    out = []
+    for record in store.records(run_id, "judge_setup"):
+        usage, cached = record.get("usage"), record.get("cached")
+        if isinstance(usage, dict) and isinstance(cached, bool):
+            out.append(judge_spend([{"usage": usage, "cached": cached}]) or {})
+    return out
+
+
+def run_usage(store: Store, run_id: str) -> dict[str, Any]:
+    """A run's tokens and cost: the agent's totals and means with 95% CIs, the judges' totals,
+    and the composite per dollar and per 1,000 tokens.
+
+    ``composite_per_usd`` = Σ composite / Σ cost over the samples that have both (None when
+    their cost is 0 or unknown); ``composite_per_1k_tokens`` likewise with total tokens / 1000.
+    The judges' totals add the calls of every sample and the run's set-up calls (a rubric's
+    evaluation steps); their ``cost_usd`` leaves out the ``cost_unknown`` calls.
+
+    Args:
+        store: the results store.
+        run_id: the run.
+    """
+    rid = store.get_run(run_id).id
+    usages = store.usages(rid)
+    agent: dict[str, Any] = {}
+    for name in USAGE_FIELDS:
+        values = [None if u is None else u.get(name) for u in usages]
+        present = [v for v in values if v is not None]
+        agent[name] = {"total": sum(present) if present else None, **summarize(values).as_dict()}
+    judge = [u["judge"] for u in usages if u is not None and u.get("judge")]
+    composites = store.composites(rid)
+    pairs = [(c, u) for c, u in zip(composites, usages, strict=True) if c is not None and u]
+    per: dict[str, float | None] = {}
+    for key, field, scale in (
+        ("composite_per_usd", "cost_usd", 1.0),
+        ("composite_per_1k_tokens", "total_tokens", 1000.0),
+    ):
+        known = [(c, u[field]) for c, u in pairs if u.get(field) is not None]
+        spent = sum(v for _, v in known)
+        per[key] = sum(c for c, _ in known) / (spent / scale) if spent > 0 else None
+    return {
+        "agent": agent,
+        "judge": _judge_totals(judge + _setup_spend(store, rid)),
+        **per,
+    }
 
 
 def run_verdict(run: RunInfo, mean_composite: float | None) -> dict[str, Any]:
@@ -84,6 +173,7 @@ def sample_document(row: SampleRow) -> dict[str, Any]:
         "error": row.error,
         "source": row.source,
         "line": row.line,
+        "usage": row.usage,
     }
 
 
@@ -106,6 +196,7 @@ def _head(store: Store, run: RunInfo) -> dict[str, Any]:
         "sources": run.sources,
         "config": run.config,
         "aggregate": {**{k: v.as_dict() for k, v in aggregate.items()}, "composite": composite},
+        "usage": run_usage(store, run.id),
     }
 
 
@@ -198,7 +289,8 @@ def write_json(doc: dict[str, Any], path: str | Path) -> None:
 
 
 def write_csv(store: Store, run_id: str, path: str | Path) -> None:
-    """Write one row per sample: ids, composite, verdict, error and every metric's value.
+    """Write one row per sample: ids, composite, verdict, every metric's value, the agent's
+    tokens and cost, the judges' cost and the error.
 
     Args:
         store: the results store.
@@ -210,13 +302,17 @@ def write_csv(store: Store, run_id: str, path: str | Path) -> None:
     fixed = ["id", "task_id", "source", "line", "composite", "coverage", "recommendation", "band"]
     with open(path, "w", newline="", encoding="utf-8") as fh:
         writer = csv.writer(fh)
-        writer.writerow([*fixed, *metrics, "error"])
+        writer.writerow([*fixed, *metrics, *USAGE_FIELDS, "judge_cost_usd", "error"])
         for row in store.iter_samples(run.id):
             doc = sample_document(row)
             values = doc["metrics"]
+            usage = row.usage or {}
+            judge_cost = (usage.get("judge") or {}).get("cost_usd")
             writer.writerow(
                 [_inert(doc[k]) for k in fixed]
                 + ["" if values.get(m) is None else values[m] for m in metrics]
+                + ["" if usage.get(k) is None else usage[k] for k in USAGE_FIELDS]
+                + ["" if judge_cost is None else judge_cost]
                 + [_inert(row.error or "")]
             )
 

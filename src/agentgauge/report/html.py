@@ -1,7 +1,8 @@
-"""A self-contained HTML report: summary, a histogram per metric, and the samples worst first
-with their details and trace. No external requests (plots are inline SVG, styles inline);
-every piece of trace content is escaped by jinja2's autoescaping, and text that looks like a
-leaked credential (the safety metric's patterns) is hidden, so a report can be shared."""
+"""A self-contained HTML report: summary, tokens and cost, a histogram per metric, and the
+samples worst first with their details and trace. No external requests (plots are inline SVG,
+styles inline); every piece of trace content is escaped by jinja2's autoescaping, and text that
+looks like a leaked credential (the safety metric's patterns) is hidden, so a report can be
+shared."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 
 from agentgauge._redact import hide_credentials, redact_secrets
 from agentgauge.model import Step
-from agentgauge.report.export import run_aggregate, run_verdict
+from agentgauge.report.export import USAGE_FIELDS, run_aggregate, run_usage, run_verdict
 from agentgauge.store import SampleRow, Store
 
 __all__ = ["histogram_svg", "render_html", "write_html"]
@@ -119,11 +120,15 @@ def render_html(store: Store, run_id: str, *, max_samples: int = _MAX_SAMPLES) -
         autoescape=select_autoescape(default=True, default_for_string=True),
     )
     env.filters["num"] = lambda v: "—" if v is None else f"{v:.3f}"
+    env.filters["usd"] = lambda v: "—" if v is None else f"${v:.6f}"
+    env.filters["count"] = lambda v: "—" if v is None else f"{v:,.1f}".removesuffix(".0")
     template = env.get_template("report.html")
     return template.render(
         run=run,
         aggregate=aggregate,
         verdict=run_verdict(run, aggregate["composite"].mean),
+        usage=run_usage(store, run.id),
+        usage_fields=USAGE_FIELDS,
         weights=run.weights,
         plots=plots,
         samples=samples,

@@ -8,10 +8,10 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from agentgauge.report.export import run_aggregate, run_verdict
+from agentgauge.report.export import USAGE_FIELDS, run_aggregate, run_usage, run_verdict
 from agentgauge.store import Store
 
-__all__ = ["print_runs", "print_summary"]
+__all__ = ["compact_table", "print_runs", "print_summary", "print_usage"]
 
 
 def _fmt(value: float | None, digits: int = 3) -> str:
@@ -86,6 +86,7 @@ def print_summary(store: Store, run_id: str, console: Console | None = None) -> 
             f"(weight {verdict['recommendation_weight']:+.1f}) · band [bold]{verdict['band']}[/] "
             "(the suite's thresholds applied to the mean composite)"
         )
+    print_usage(run_usage(store, run.id), console)
     mean_cov, lowest, failed = store.coverage(run.id)
     if mean_cov is not None and lowest is not None and lowest < 1.0:
         console.print(
@@ -101,6 +102,78 @@ def print_summary(store: Store, run_id: str, console: Console | None = None) -> 
             console.print(f"  {e}", markup=False, highlight=False)
         if len(errors) > 10:
             console.print(f"  … and {len(errors) - 10} more")
+
+
+_USAGE_LABELS = {
+    "input_tokens": "input tokens",
+    "output_tokens": "output tokens",
+    "cache_read_tokens": "cache read tokens",
+    "total_tokens": "total tokens",
+    "cost_usd": "cost (USD)",
+    "model_calls": "model calls",
+}
+
+
+def _amount(value: float | None, field: str) -> str:
+    if value is None:
+        return "—"
+    if field == "cost_usd":
+        return f"${value:.4f}" if value >= 0.01 else f"${value:.6f}"
+    return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.1f}"
+
+
+def print_usage(usage: dict[str, Any], console: Console) -> None:
+    """Print a run's tokens and cost (:func:`~agentgauge.report.export.run_usage`): the
+    agent's totals and means per sample with their 95% CIs, then what the judges spent.
+    Nothing is printed when neither the traces nor the judges recorded any.
+
+    Args:
+        usage: the run's usage figures.
+        console: where to print.
+    """
+    agent, judge = usage["agent"], usage["judge"]
+    if all(agent[f]["n"] == 0 for f in USAGE_FIELDS if f != "model_calls") and not judge:
+        return
+    table = compact_table("tokens and cost of the agent (each token counted once)")
+    table.add_column("", no_wrap=True)
+    for col in ("total", "mean per sample", "95% CI", "n", "n/a"):
+        table.add_column(col, justify="right", no_wrap=True)
+    for field in USAGE_FIELDS:
+        s = agent[field]
+        if s["n"] == 0:
+            continue
+        ci = (
+            "—"
+            if s["ci_low"] is None
+            else f"[{_amount(s['ci_low'], field)}, {_amount(s['ci_high'], field)}]"
+        )
+        table.add_row(
+            _USAGE_LABELS[field],
+            _amount(s["total"], field),
+            _amount(s["mean"], field),
+            ci,
+            str(s["n"]),
+            str(s["n_missing"]),
+        )
+    if table.row_count:
+        console.print(table)
+    per_usd, per_tokens = usage["composite_per_usd"], usage["composite_per_1k_tokens"]
+    if per_usd is not None or per_tokens is not None:
+        console.print(
+            f"composite per dollar {_fmt(per_usd, 2)} · per 1,000 tokens {_fmt(per_tokens)}",
+            highlight=False,
+        )
+    if judge:
+        cost = _amount(judge["cost_usd"], "cost_usd")
+        unknown = (
+            f" (+{judge['cost_unknown']} calls of unknown cost)" if judge["cost_unknown"] else ""
+        )
+        console.print(
+            f"judges: {judge['calls']} calls paid for ({judge['requests']} requests, "
+            f"{_amount(judge['total_tokens'], 'total_tokens')} tokens, {cost}{unknown}), "
+            f"{judge['cached']} answers from the cache",
+            highlight=False,
+        )
 
 
 def print_runs(store: Store, console: Console | None = None, limit: int = 50) -> None:

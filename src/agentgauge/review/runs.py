@@ -8,11 +8,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agentgauge.config import Suite, SuiteError, load_suite
+from agentgauge.config import Suite, load_suite
 from agentgauge.engine import EvaluateOptions, evaluate
 from agentgauge.errors import AgentgaugeError
 from agentgauge.io.jsonl import ReadError
-from agentgauge.judges.settings import JudgeSettings
 from agentgauge.metrics.text import TEXT_METRICS
 from agentgauge.model import Trace
 from agentgauge.review.loader import PeerReadPaper, load_peerread
@@ -46,6 +45,7 @@ def review_suite(
     *,
     judge: str | None = None,
     judge_url: str | None = None,
+    judge_api_key_env: str | None = None,
     text_model: str | None = None,
     cache_path: str | Path | None = None,
 ) -> Suite:
@@ -60,24 +60,23 @@ def review_suite(
         judge: the judge model (a pydantic-ai model string, or the model name at
             ``judge_url``).
         judge_url: an OpenAI-compatible base URL serving the judge model.
+        judge_api_key_env: the environment variable holding the judge's API key.
         text_model: the BERTScore model (default: the suite's, else
             :data:`PACKAGED_TEXT_MODEL`).
         cache_path: where the judge's verdicts are cached, unless the suite names a cache.
 
     Raises:
-        SuiteError: a suite that cannot be loaded (naming the key at fault), or a judge URL
-            without a judge model.
+        SuiteError: a suite that cannot be loaded (naming the key at fault), or a judge URL or
+            key variable without a judge model.
     """
-    suite = load_suite(ref)
+    suite = load_suite(ref).with_judge(
+        model=judge,
+        base_url=judge_url,
+        api_key_env=judge_api_key_env,
+        cache_path=None if cache_path is None else str(cache_path),
+    )
     update: dict[str, Any] = {}
-    if judge is not None or judge_url is not None:
-        base = suite.judge.model_dump(exclude_unset=True) if suite.judge else {}
-        given = {"model": judge, "base_url": judge_url}
-        cache = {"cache_path": str(cache_path)} if cache_path is not None else {}
-        settings = {**cache, **base, **{k: v for k, v in given.items() if v}}
-        if settings.get("model") is None:
-            raise SuiteError("--judge-url needs --judge MODEL (the model name served there)")
-        update["judge"] = JudgeSettings(**settings)
+    if judge is not None or judge_url is not None or judge_api_key_env is not None:
         update["metrics"] = [
             *suite.metrics,
             *(m for m in _QUALITY_JUDGES if m not in suite.metrics),
