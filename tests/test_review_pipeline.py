@@ -12,7 +12,7 @@ from scipy.stats import spearmanr
 
 from agentgauge.io.jsonl import RawLine, ReadError
 from agentgauge.model import Trace
-from agentgauge.review.agreement import aspect_agreement, leave_one_out
+from agentgauge.review.agreement import aspect_agreement
 from agentgauge.review.loader import PeerReadPaper, load_peerread
 from agentgauge.review.pipeline import (
     PaperIndex,
@@ -23,6 +23,7 @@ from agentgauge.review.pipeline import (
     review_agreement,
 )
 from agentgauge.scoring import composite
+from agentgauge.stats import leave_one_out
 from agentgauge.store import MetricRow, SampleRow
 
 # --- aspect agreement -------------------------------------------------------------------------

@@ -1,15 +1,22 @@
-"""Run-level statistics: means with bootstrap confidence intervals.
+"""Run-level statistics: means with bootstrap confidence intervals, paired comparisons,
+pass@k, and agreement between raters.
 
 The interval of a mean is scipy's percentile bootstrap (``scipy.stats.bootstrap``, seeded, so
 the same values give the same interval). Past ``max_bootstrap_n`` values the resampling costs
 more than it tells: the interval is then the normal (CLT) interval of the mean, which the
 percentile bootstrap converges to at that size.
+
+Agreement compares one rater's scores with a reference (the mean of the other raters of the
+same item): mean absolute error (scikit-learn), Spearman's rank correlation (scipy, ties get
+average ranks) and, on an ordinal scale, Cohen's quadratic-weighted kappa (scikit-learn's
+``cohen_kappa_score``) against the reference rounded to the nearest point of the scale. Their
+intervals are percentile bootstraps over the pairs, resampled together.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -17,9 +24,15 @@ import numpy as np
 from scipy import stats as sps
 
 __all__ = [
+    "Agreement",
     "PairedComparison",
+    "ScoredItem",
     "Summary",
+    "against_others",
+    "agreement",
+    "leave_one_out",
     "mean_ci",
+    "paired_bootstrap_ci",
     "paired_comparison",
     "pass_at_k",
     "pass_hat_k",
@@ -228,3 +241,199 @@ def _check_nck(n: int, c: int, k: int) -> None:
         raise ValueError(f"successes c={c} must be between 0 and n={n}")
     if not 1 <= k <= n:
         raise ValueError(f"k={k} must be between 1 and the number of trials n={n}")
+
+
+ScoredItem = tuple[Mapping[str, float], Sequence[Mapping[str, float]]]
+"""One rater's scores of an item (by aspect or metric) and the scores of the raters it is
+compared with."""
+
+_MIN_SPEARMAN_N = 3
+
+
+def against_others(items: Iterable[ScoredItem], key: str) -> tuple[list[float], list[float]]:
+    """Each item's score on ``key`` beside the mean of the compared raters' scores on it.
+
+    Args:
+        items: the scored items; an item counts when it and at least one compared rater
+            give ``key``.
+        key: the aspect or metric.
+
+    Returns:
+        ``(scores, reference means)``, paired by position.
+    """
+    predicted: list[float] = []
+    target: list[float] = []
+    for scores, others in items:
+        if key not in scores:
+            continue
+        other_values = [o[key] for o in others if key in o]
+        if not other_values:
+            continue
+        predicted.append(float(scores[key]))
+        target.append(float(np.mean(other_values)))
+    return predicted, target
+
+
+def leave_one_out(groups: Iterable[Sequence[Mapping[str, float]]]) -> Iterator[ScoredItem]:
+    """Each rater of each item against the other raters of that item.
+
+    Args:
+        groups: per item, the scores of its raters; items with fewer than two raters yield
+            nothing.
+    """
+    for raters in groups:
+        if len(raters) < 2:
+            continue
+        for i, scores in enumerate(raters):
+            yield scores, [*raters[:i], *raters[i + 1 :]]
+
+
+def paired_bootstrap_ci(
+    statistic: Callable[[np.ndarray, np.ndarray], float],
+    x: Sequence[float] | np.ndarray,
+    y: Sequence[float] | np.ndarray,
+    *,
+    confidence: float = 0.95,
+    n_resamples: int = 1000,
+    seed: int = 0,
+) -> tuple[float, float] | None:
+    """Percentile bootstrap interval of ``statistic(x, y)`` over the pairs, resampled together.
+
+    Resamples where the statistic is undefined (NaN: a constant side for a correlation) are
+    dropped.
+
+    Args:
+        statistic: a function of the two paired arrays.
+        x: the first values.
+        y: the values paired with them.
+        confidence: coverage of the interval.
+        n_resamples: bootstrap resamples.
+        seed: seed of the resampling.
+
+    Returns:
+        ``(low, high)``; None with fewer than two pairs or when fewer than half the resamples
+        define the statistic.
+    """
+    a, b = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if a.size < 2:
+        return None
+    rng = np.random.default_rng(seed)
+    values = []
+    for idx in rng.integers(0, a.size, size=(n_resamples, a.size)):
+        value = statistic(a[idx], b[idx])
+        if math.isfinite(value):
+            values.append(value)
+    if len(values) < n_resamples / 2:
+        return None
+    tail = 100 * (1 - confidence) / 2
+    low, high = np.percentile(values, [tail, 100 - tail])
+    return float(low), float(high)
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """How well one rater's scores agree with a reference's.
+
+    Args:
+        n: pairs compared.
+        mae: mean absolute error; None without pairs.
+        spearman: Spearman's rho; None with fewer than three pairs or a constant side.
+        spearman_p: its two-sided p-value.
+        kappa: Cohen's quadratic-weighted kappa on the scale's points; None without a scale or
+            when it is undefined (both sides constant).
+        mae_ci: the bootstrap interval of the MAE (when asked for).
+        spearman_ci: the bootstrap interval of rho.
+        kappa_ci: the bootstrap interval of kappa.
+    """
+
+    n: int
+    mae: float | None = None
+    spearman: float | None = None
+    spearman_p: float | None = None
+    kappa: float | None = None
+    mae_ci: tuple[float, float] | None = None
+    spearman_ci: tuple[float, float] | None = None
+    kappa_ci: tuple[float, float] | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _spearman(x: np.ndarray, y: np.ndarray) -> float:
+    if x.size < _MIN_SPEARMAN_N or np.all(x == x[0]) or np.all(y == y[0]):
+        return math.nan
+    return float(sps.spearmanr(x, y).statistic)
+
+
+def _on_scale(values: np.ndarray, points: np.ndarray) -> np.ndarray:
+    """Each value at the nearest point of the scale (halves go up)."""
+    nearest = np.floor(values + 0.5)
+    return np.clip(nearest, points.min(), points.max()).astype(int)
+
+
+def _kappa(points: np.ndarray) -> Callable[[np.ndarray, np.ndarray], float]:
+    from sklearn.metrics import cohen_kappa_score
+
+    def kappa(x: np.ndarray, y: np.ndarray) -> float:
+        a, b = _on_scale(x, points), _on_scale(y, points)
+        if np.all(a == a[0]) and np.all(b == b[0]):
+            return math.nan
+        return float(cohen_kappa_score(a, b, labels=points, weights="quadratic"))
+
+    return kappa
+
+
+def agreement(
+    predicted: Sequence[float],
+    target: Sequence[float],
+    *,
+    scale: Sequence[int] | None = None,
+    confidence: float | None = None,
+    n_resamples: int = 1000,
+    seed: int = 0,
+) -> Agreement:
+    """MAE, Spearman and (on an ordinal scale) quadratic-weighted kappa of ``predicted``
+    against ``target``, with bootstrap intervals when ``confidence`` is given.
+
+    Args:
+        predicted: the rater's scores.
+        target: the reference scores (e.g. the mean of the other raters), paired by position.
+        scale: the integer points of an ordinal scale (1..5): kappa is computed with both
+            sides rounded to the nearest point; None leaves kappa out.
+        confidence: coverage of the intervals; None computes none.
+        n_resamples: bootstrap resamples.
+        seed: seed of the resampling.
+    """
+    x, y = np.asarray(predicted, dtype=float), np.asarray(target, dtype=float)
+    n = int(x.size)
+    if n == 0:
+        return Agreement(n=0)
+
+    def mae(a: np.ndarray, b: np.ndarray) -> float:
+        return float(np.mean(np.abs(a - b)))
+
+    rho = _spearman(x, y)
+    p = float(sps.spearmanr(x, y).pvalue) if math.isfinite(rho) else math.nan
+    kappa_of = _kappa(np.asarray(sorted(set(scale)))) if scale else None
+    kappa = kappa_of(x, y) if kappa_of is not None else math.nan
+
+    def ci(statistic: Callable[[np.ndarray, np.ndarray], float]) -> tuple[float, float] | None:
+        if confidence is None:
+            return None
+        return paired_bootstrap_ci(
+            statistic, x, y, confidence=confidence, n_resamples=n_resamples, seed=seed
+        )
+
+    def defined(value: float) -> float | None:
+        return value if math.isfinite(value) else None
+
+    return Agreement(
+        n=n,
+        mae=mae(x, y),
+        spearman=defined(rho),
+        spearman_p=defined(p),
+        kappa=defined(kappa),
+        mae_ci=ci(mae),
+        spearman_ci=ci(_spearman) if defined(rho) is not None else None,
+        kappa_ci=ci(kappa_of) if kappa_of is not None and defined(kappa) is not None else None,
+    )

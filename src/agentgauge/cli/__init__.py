@@ -14,6 +14,7 @@ from typer.core import TyperGroup
 
 from agentgauge.cli import catalog, evaluate, imports, run, runs, tuning
 from agentgauge.cli._common import usage_error
+from agentgauge.cli.judge import judge_app
 from agentgauge.cli.review import review_app
 from agentgauge.cli.toolcall import toolcall_app
 from agentgauge.errors import AgentgaugeError
@@ -54,6 +55,7 @@ app.command("plugins")(catalog.plugins)
 app.command("schema")(catalog.schema)
 app.add_typer(toolcall_app, name="toolcall")
 app.add_typer(review_app, name="review")
+app.add_typer(judge_app, name="judge")
 
 
 def main() -> None:

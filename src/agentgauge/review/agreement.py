@@ -2,8 +2,8 @@
 
 When a generated review carries PeerRead aspect scores (``RECOMMENDATION``, ``ORIGINALITY``,
 ...), each aspect is compared with the **mean of the human reviewers' scores** of the same
-paper: over all reviewed papers, the mean absolute error (scikit-learn) and Spearman's rank
-correlation (scipy, ties get average ranks) between the generated score and that mean.
+paper: over all reviewed papers, the mean absolute error and Spearman's rank correlation
+between the generated score and that mean (:func:`agentgauge.stats.agreement`).
 
 The **human ceiling** gives the same figures for the humans themselves, leave-one-out: every
 human reviewer of a paper with at least two reviewers is compared, in turn, with the mean of
@@ -14,14 +14,12 @@ the reviewers as well as they agree with each other. All scores are on PeerRead'
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
-import numpy as np
 from pydantic import BaseModel, ConfigDict
-from scipy.stats import spearmanr
-from sklearn.metrics import mean_absolute_error
 
 from agentgauge.review.loader import ASPECTS
+from agentgauge.stats import ScoredItem, against_others, agreement, leave_one_out
 
 __all__ = [
     "AgreementFigures",
@@ -29,13 +27,10 @@ __all__ = [
     "ScoredReview",
     "agreement_table",
     "aspect_agreement",
-    "leave_one_out",
 ]
 
-ScoredReview = tuple[Mapping[str, float], Sequence[Mapping[str, float]]]
+ScoredReview = ScoredItem
 """A review's aspect scores and the aspect scores of the reviews it is compared with."""
-
-_MIN_SPEARMAN_N = 3
 
 
 class AgreementFigures(BaseModel):
@@ -66,30 +61,10 @@ class AspectAgreement(BaseModel):
     human_ceiling: AgreementFigures
 
 
-def _pairs(reviews: Iterable[ScoredReview], aspect: str) -> tuple[list[float], list[float]]:
-    predicted: list[float] = []
-    target: list[float] = []
-    for scores, others in reviews:
-        if aspect not in scores:
-            continue
-        other_values = [o[aspect] for o in others if aspect in o]
-        if not other_values:
-            continue
-        predicted.append(float(scores[aspect]))
-        target.append(float(np.mean(other_values)))
-    return predicted, target
-
-
 def _figures(predicted: Sequence[float], target: Sequence[float]) -> AgreementFigures:
-    n = len(predicted)
-    if n == 0:
-        return AgreementFigures(n=0)
-    mae = float(mean_absolute_error(target, predicted))
-    if n < _MIN_SPEARMAN_N or len(set(predicted)) < 2 or len(set(target)) < 2:
-        return AgreementFigures(n=n, mae=mae)
-    result = spearmanr(predicted, target)
+    found = agreement(predicted, target)
     return AgreementFigures(
-        n=n, mae=mae, spearman=float(result.statistic), spearman_p=float(result.pvalue)
+        n=found.n, mae=found.mae, spearman=found.spearman, spearman_p=found.spearman_p
     )
 
 
@@ -108,21 +83,7 @@ def aspect_agreement(
         ``{aspect: AgreementFigures}`` for every aspect asked for (``n = 0`` when none scored).
     """
     materialised = list(reviews)
-    return {aspect: _figures(*_pairs(materialised, aspect)) for aspect in aspects}
-
-
-def leave_one_out(human_scores: Iterable[Sequence[Mapping[str, float]]]) -> Iterator[ScoredReview]:
-    """Each human review of each paper against the other human reviews of that paper.
-
-    Args:
-        human_scores: per paper, the aspect scores of its human reviews; papers with fewer
-            than two reviews yield nothing.
-    """
-    for paper in human_scores:
-        if len(paper) < 2:
-            continue
-        for i, scores in enumerate(paper):
-            yield scores, [*paper[:i], *paper[i + 1 :]]
+    return {aspect: _figures(*against_others(materialised, aspect)) for aspect in aspects}
 
 
 def agreement_table(
@@ -134,7 +95,8 @@ def agreement_table(
 
     Args:
         generated: each generated review's scores with its paper's human reviews' scores.
-        human_scores: per paper (the same papers), its human reviews' scores, for the ceiling.
+        human_scores: per paper (the same papers), its human reviews' scores, for the ceiling
+            (:func:`agentgauge.stats.leave_one_out`).
         aspects: the aspects to report; aspects nobody scored are left out.
     """
     ours = aspect_agreement(generated, aspects)

@@ -1,0 +1,171 @@
+"""``agentgauge judge ...``: what a judge sees, and how well it agrees with people."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.rule import Rule
+
+from agentgauge.cli._common import (
+    DbOption,
+    JudgeKeyEnvOption,
+    JudgeOption,
+    JudgeUrlOption,
+    console,
+    not_a_file,
+    output_file,
+    usage_error,
+)
+
+if TYPE_CHECKING:
+    from agentgauge.judges.calibration import JudgePreview, MetricCalibration
+    from agentgauge.stats import Agreement
+
+judge_app = typer.Typer(
+    help="LLM judges: preview what a judge sees, calibrate it against human labels.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
+
+
+def _require_files(*paths: Path) -> None:
+    for path in paths:
+        if not path.is_file():
+            raise usage_error(not_a_file(path))
+
+
+def _print_preview(metric: str, item: JudgePreview) -> None:
+    title = f"{metric} on {item.trace_id}"
+    if item.reason is not None:
+        console.print(Rule(title, align="left"))
+        console.print(f"not judged: {item.reason}", markup=False, highlight=False)
+        return
+    console.print(Rule(f"{title} · about {item.estimated_tokens} tokens", align="left"))
+    for name, text in (("instructions", item.instructions), ("prompt", item.prompt)):
+        console.print(f"[bold]{name}[/]")
+        console.print(text, markup=False, highlight=False, soft_wrap=True)
+
+
+@judge_app.command("preview")
+def preview_command(
+    traces: Annotated[Path, typer.Argument(help="Native JSONL trace file.")],
+    metric: Annotated[str, typer.Option("--metric", help="The judge metric's name.")],
+    suite: Annotated[
+        str | None,
+        typer.Option(help="Suite holding the metric (default: the built-in metric alone)."),
+    ] = None,
+    trace_id: Annotated[str | None, typer.Option("--id", help="Show this trace only.")] = None,
+    limit: Annotated[int, typer.Option(min=1, help="Show at most this many traces.")] = 1,
+    judge: JudgeOption = None,
+    judge_url: JudgeUrlOption = None,
+    judge_api_key_env: JudgeKeyEnvOption = None,
+    db: DbOption = Path("agentgauge.db"),
+) -> None:
+    """Print what a judge metric would be sent for the first traces of a file.
+
+    Its instructions and the trace's view within its token budget; no model is called.
+    """
+    from agentgauge.judges.calibration import judge_suite, preview
+
+    _require_files(traces)
+    chosen = judge_suite(
+        suite,
+        metric,
+        model=judge,
+        base_url=judge_url,
+        api_key_env=judge_api_key_env,
+        cache_path=str(db),
+    )
+    for item in preview(traces, chosen, metric, trace_id=trace_id, limit=limit):
+        _print_preview(metric, item)
+
+
+def _figure(value: float | None, ci: tuple[float, float] | None) -> str:
+    if value is None:
+        return "—"
+    return f"{value:.2f}" + ("" if ci is None else f" [{ci[0]:.2f}, {ci[1]:.2f}]")
+
+
+def _row(who: str, figures: Agreement) -> list[str]:
+    return [
+        who,
+        str(figures.n),
+        _figure(figures.mae, figures.mae_ci),
+        _figure(figures.spearman, figures.spearman_ci),
+        _figure(figures.kappa, figures.kappa_ci),
+    ]
+
+
+def _print_calibration(rows: list[MetricCalibration]) -> None:
+    from agentgauge.report.terminal import compact_table
+
+    table = compact_table(
+        "agreement with the human labels (humans: each against the others, the ceiling)",
+        caption="n: pairs; MAE on the scale; rho: Spearman; kappa: quadratic-weighted; "
+        "[95% bootstrap CI]",
+        caption_justify="left",
+    )
+    table.add_column("metric", no_wrap=True)
+    table.add_column("rater", no_wrap=True)
+    for col in ("n", "MAE", "rho", "kappa"):
+        table.add_column(col, justify="right", no_wrap=True)
+    for row in rows:
+        table.add_row(f"{row.metric} ({row.scale})", *_row("judge", row.judge))
+        table.add_row("", *_row("humans", row.human_ceiling))
+        table.add_section()
+    console.print(table)
+    for row in rows:
+        if row.judge_missing:
+            console.print(
+                f"{row.metric}: the judge gave no score on {row.judge_missing} labelled traces "
+                f"({row.reason})",
+                markup=False,
+                highlight=False,
+            )
+        if row.human_ceiling.n == 0:
+            console.print(f"{row.metric}: no trace has two human labels: no human ceiling")
+
+
+@judge_app.command("calibrate")
+def calibrate_command(
+    suite: Annotated[str, typer.Option(help="Suite holding the judge metrics (TOML or name).")],
+    traces: Annotated[Path, typer.Option(help="Native JSONL trace file.")],
+    labels: Annotated[
+        Path,
+        typer.Option(help="Human labels, JSON Lines: trace_id, metric, score, rater (optional)."),
+    ],
+    label_scale: Annotated[
+        str | None,
+        typer.Option(
+            help="LOW-HIGH: the labels' scale, for metrics that have none of their own (their "
+            "value in [0, 1] is mapped onto it)."
+        ),
+    ] = None,
+    judge: JudgeOption = None,
+    judge_url: JudgeUrlOption = None,
+    judge_api_key_env: JudgeKeyEnvOption = None,
+    db: DbOption = Path("agentgauge.db"),
+    json_out: Annotated[
+        Path | None,
+        typer.Option("--json", callback=output_file, help="Write the agreement figures here."),
+    ] = None,
+) -> None:
+    """How well a suite's judges agree with human labels.
+
+    MAE, Spearman and quadratic-weighted kappa with bootstrap CIs, beside the humans' own
+    leave-one-out agreement where several humans labelled a trace.
+    """
+    from agentgauge.judges.calibration import calibrate, judge_suite
+    from agentgauge.report.export import write_json
+
+    _require_files(traces, labels)
+    chosen = judge_suite(
+        suite, model=judge, base_url=judge_url, api_key_env=judge_api_key_env, cache_path=str(db)
+    )
+    rows = calibrate(chosen, traces, labels, label_scale=label_scale)
+    _print_calibration(rows)
+    if json_out:
+        write_json({"suite": chosen.name, "metrics": [r.as_dict() for r in rows]}, json_out)
+        console.print(f"wrote {json_out}")
