@@ -18,7 +18,7 @@ import pytest
 from agentgauge.config import SuiteError, load_suite
 from agentgauge.engine import score_traces
 from agentgauge.judges import client as judge_client
-from agentgauge.judges.prompts import render_steps
+from agentgauge.judges.render import render_steps
 from agentgauge.metrics.base import MetricOptionError, create_metric
 from agentgauge.model import MessageType, Step, StepKind, Task, ToolCall, Trace
 from agentgauge.review.loader import read_paper_file
