@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 
 from agentgauge.cli import app
 from agentgauge.config import Suite, SuiteError, load_suite
-from agentgauge.engine import evaluate, iter_sources, score_traces
+from agentgauge.engine import EvaluateOptions, evaluate, iter_sources, score_traces
 from agentgauge.judges import client as judge_client
 from agentgauge.judges.preflight import JudgeSetupError, check_judge
 from agentgauge.judges.render import CHARS_PER_TOKEN, render_trace
@@ -115,7 +115,7 @@ def test_rubric_writes_its_steps_once_then_judges_with_them(
 
     # one call writes the steps, then one verdict per trace
     assert [_asks(r) for r in server.requests] == [{"steps"}, *[{"reasoning", "score"}] * 2]
-    steps_system, steps_user = _messages(server.requests[0])
+    _, steps_user = _messages(server.requests[0])
     assert "The answer is correct and complete." in steps_user
     assert "<scale>\n1-5\n</scale>" in steps_user
     system, user = _messages(server.requests[1])
@@ -348,7 +348,8 @@ def test_pool_workers_share_the_steps_written_before_the_run(
 ) -> None:
     suite = load_suite(_judged_suite(tmp_path / "judged.toml", server, tmp_path))
     with Store(tmp_path / "pool.db") as store:
-        evaluate(iter_sources([DEMO]), suite, store=store, jobs=2, batch_size=8, progress=False)
+        options = EvaluateOptions(jobs=2, batch_size=8, progress=False)
+        evaluate(iter_sources([DEMO]), suite, store=store, options=options)
     assert sum(_asks(r) == {"steps"} for r in server.requests) == 2
 
 
@@ -365,12 +366,12 @@ def test_a_failing_judge_leaves_that_sample_none_and_the_run_goes_on(
     )
     traces = [_trace(f"t{i}", f"answer {i}") for i in range(3)]
     with Store(tmp_path / "r.db") as store:
-        run = evaluate(traces, suite, store=store, jobs=1, progress=False)
+        run = evaluate(traces, suite, store=store, options=EvaluateOptions(jobs=1, progress=False))
         rows = list(store.iter_samples(run))
         status = store.get_run(run).status
     assert status == "completed"
-    assert [r["metrics"]["goal_accuracy"] for r in rows] == [None, 1.0, 1.0]
-    reason = rows[0]["reasons"]["goal_accuracy"]
+    assert [r.values["goal_accuracy"] for r in rows] == [None, 1.0, 1.0]
+    reason = rows[0].reasons["goal_accuracy"]
     assert "HTTP 500" in reason
     assert len(server.requests) == 4
 
@@ -474,7 +475,7 @@ def test_metric_tables_name_several_rubrics(tmp_path: Path) -> None:
     assert [type(m).__name__ for m in built] == ["Rubric", "Rubric", "Accuracy"]
 
     path.write_text('[metrics.helpful]\nkind = "rubrik"\ncriteria = "x"\n')
-    with pytest.raises(SuiteError, match="metrics.helpful: kind: unknown metric 'rubrik'"):
+    with pytest.raises(SuiteError, match=r"metrics\.helpful: kind: unknown metric 'rubrik'"):
         load_suite(path)
     path.write_text('[metrics.accuracy]\nkind = "rubric"\ncriteria = "x"\n')
     with pytest.raises(SuiteError, match="'accuracy' is the name of a built-in metric"):
@@ -552,9 +553,8 @@ def test_run_usage_of_a_judged_run(server: JudgeServer, tmp_path: Path) -> None:
         name="g", metrics=["goal_accuracy"], judge=JudgeSettings(**_settings(server, tmp_path))
     )
     with Store(tmp_path / "r.db") as store:
-        run = evaluate(
-            [_trace("a", "x"), _trace("b", "y")], suite, store=store, progress=False, jobs=1
-        )
+        options = EvaluateOptions(jobs=1, progress=False)
+        run = evaluate([_trace("a", "x"), _trace("b", "y")], suite, store=store, options=options)
         usage = run_usage(store, run)
         doc = result_document(store, run)
     assert usage["judge"]["calls"] == 2
