@@ -27,7 +27,7 @@ from agentgauge.io.jsonl import ReadError
 from agentgauge.metrics.base import Metric, MetricResult, create_metric, score_many
 from agentgauge.model import Trace
 from agentgauge.report.compare import RunSamples, compare_samples
-from agentgauge.report.export import run_aggregate, run_verdict
+from agentgauge.report.export import run_aggregate, run_usage, run_verdict
 from agentgauge.stats import Summary
 from agentgauge.store import RunInfo, SampleRow, Store
 
@@ -117,9 +117,12 @@ class RunResult:
             ``reasons`` (why a value is None or what it means), ``metric_errors`` (metric ->
             error of a metric that raised), ``details``, ``composite``, ``coverage`` (the share
             of the suite's weight that was measured), ``recommendation``, ``band`` and
-            ``error`` (the metric errors in one line, None without any).
+            ``error`` (the metric errors in one line, None without any) and ``usage`` (the
+            trace's tokens and cost, and what the judges spent on it).
         aggregate: metric -> :class:`~agentgauge.stats.Summary` (mean, 95% bootstrap CI,
             n, n_missing) over the samples, ``"composite"`` included.
+        usage: the run's tokens and cost (:func:`~agentgauge.report.export.run_usage`): the
+            agent's totals and means with CIs, the judges' totals.
         read_errors: the records given as read errors instead of traces.
         recommendation: the suite's recommendation for the mean composite (accept,
             weak_accept, weak_reject, reject); None without a composite.
@@ -130,6 +133,7 @@ class RunResult:
     run: RunInfo
     samples: list[SampleRow]
     aggregate: dict[str, Summary]
+    usage: dict[str, Any]
     read_errors: list[ReadError]
     recommendation: str | None
     band: str | None
@@ -150,6 +154,7 @@ class RunResult:
             run=run,
             samples=list(store.iter_samples(run.id)),
             aggregate=aggregate,
+            usage=run_usage(store, run.id),
             read_errors=store.read_errors(run.id),
             recommendation=verdict["recommendation"],
             band=verdict["band"],

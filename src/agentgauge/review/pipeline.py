@@ -34,6 +34,7 @@ from agentgauge.store import SampleRow
 
 __all__ = [
     "TIERS",
+    "aspect_labels",
     "GeneratedReview",
     "PaperIndex",
     "baseline_traces",
@@ -268,6 +269,48 @@ def baseline_traces(papers: Iterable[PeerReadPaper]) -> Iterator[Trace]:
                 output=_output(review, scores[i]),
                 agent="human reviewer",
             )
+
+
+def aspect_labels(
+    papers: Iterable[PeerReadPaper], aspects: Mapping[str, str]
+) -> tuple[list[Trace], list[dict[str, Any]]]:
+    """PeerRead's aspect scores as a judge's calibration set: one trace per paper (the paper
+    as the output to assess) and one label per human reviewer and aspect.
+
+    The labels are ``{"trace_id", "metric", "score", "rater"}`` lines for
+    ``agentgauge judge calibrate``; each distinct human review of a paper is a rater, so that
+    papers with several reviewers give the humans' leave-one-out ceiling.
+
+    Args:
+        papers: the PeerRead papers.
+        aspects: PeerRead aspect (``CLARITY``...) -> the name of the judge metric that scores
+            it.
+    """
+    traces: list[Trace] = []
+    labels: list[dict[str, Any]] = []
+    for paper in papers:
+        task_id = _task_id(paper)
+        scored = [found for found in _human_scores(paper.to_task()) if found]
+        if not any(aspect in s for s in scored for aspect in aspects):
+            continue
+        traces.append(
+            Trace(
+                id=task_id,
+                task=Task(
+                    id=task_id,
+                    description="Assess the scientific paper submitted for review.",
+                    category="peer_review",
+                ),
+                output={"title": paper.title, "abstract": paper.abstract, "text": paper.excerpt},
+            )
+        )
+        for i, scores in enumerate(scored, 1):
+            labels += [
+                {"trace_id": task_id, "metric": metric, "score": scores[a], "rater": f"r{i}"}
+                for a, metric in aspects.items()
+                if a in scores
+            ]
+    return traces, labels
 
 
 def _human_scores(task: Task) -> list[dict[str, float]]:
