@@ -34,9 +34,9 @@ from agentgauge.store import SampleRow
 
 __all__ = [
     "TIERS",
-    "aspect_labels",
     "GeneratedReview",
     "PaperIndex",
+    "aspect_labels",
     "baseline_traces",
     "generated_scores",
     "parse_generated_line",
