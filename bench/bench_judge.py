@@ -1,11 +1,13 @@
-"""Judge plumbing: calls/s against a local OpenAI-compatible server with a simulated latency.
+"""Judge throughput: requests/s against a local OpenAI-compatible server with a simulated
+latency, at several concurrency limits, and the rate of a rerun served from the cache.
 
-Runs the constructiveness judge over the real ACL 2017 human reviews (each review judged as
-the generated one) through pydantic-ai's OpenAIChatModel and the real HTTP stack, one call at a
-time and with several concurrent calls, then reruns the batch from the SQLite cache (a fresh
-process memo, the same file). Prints a table; the latency is the server's sleep per request.
+A rubric judge (given evaluation steps, so that every call is a verdict) scores the real ACL
+2017 human reviews (each review as the output to judge) through pydantic-ai's OpenAIChatModel
+and the real HTTP stack. Each concurrency limit starts from an empty cache; the last run is
+then repeated in a fresh process memo over the same SQLite file, which makes no request. One
+call made first, untimed, loads pydantic-ai and opens the first connection.
 
-    python bench/bench_judge.py [--latency 0.2] [--concurrency 8]
+    python bench/bench_judge.py [--latency 0.2] [--concurrency 1 8 32] [--n 120]
 """
 
 from __future__ import annotations
@@ -26,6 +28,11 @@ from agentgauge.review.loader import load_peerread  # noqa: E402
 from judge_server import judge_server  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "data" / "peerread"
+RUBRIC = {
+    "criteria": "The review gives the authors specific, actionable feedback.",
+    "steps": ["List the review's concrete suggestions.", "Judge how actionable they are."],
+    "inputs": ["output"],
+}
 
 
 def _traces() -> list[Trace]:
@@ -38,42 +45,57 @@ def _traces() -> list[Trace]:
     return traces
 
 
+def _judge(traces: list[Trace], base_url: str, concurrency: int, cache: Path) -> tuple[int, float]:
+    """Score the traces (every one must get a value): the calls made and the seconds taken."""
+    options = {
+        **RUBRIC,
+        "model": "judge-model",
+        "base_url": base_url,
+        "concurrency": concurrency,
+        "cache_path": str(cache),
+    }
+    start = time.perf_counter()
+    results = create_metric("rubric", options).score_batch(traces)
+    elapsed = time.perf_counter() - start
+    assert all(r.value is not None for r in results)
+    return sum(not r.details["cached"] for r in results), elapsed
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--latency", type=float, default=0.2)
-    parser.add_argument("--concurrency", type=int, default=8)
+    parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 8, 32])
     parser.add_argument("--n", type=int, default=120, help="reviews judged per configuration")
     args = parser.parse_args()
     traces = _traces()[: args.n]
     rows = []
     with judge_server() as server, tempfile.TemporaryDirectory() as tmp:
         server.delay_s = args.latency
-        for concurrency in (1, args.concurrency):
+        _judge(traces[:1], server.base_url, 1, Path(tmp) / "warm-up")  # imports, first connection
+        for concurrency in args.concurrency:
             judge_client._MEMO.clear()
-            options = {
-                "model": "judge-model",
-                "base_url": server.base_url,
-                "concurrency": concurrency,
-                "cache_path": str(Path(tmp) / f"c{concurrency}.db"),
-            }
             before = len(server.requests)
-            start = time.perf_counter()
-            results = create_metric("constructiveness", options).score_batch(traces)
-            elapsed = time.perf_counter() - start
-            assert all(r.value is not None for r in results)
-            calls = len(server.requests) - before
-            rows.append((f"live, concurrency {concurrency}", calls, elapsed))
-        judge_client._MEMO.clear()
+            live, elapsed = _judge(
+                traces, server.base_url, concurrency, Path(tmp) / f"c{concurrency}"
+            )
+            requests = len(server.requests) - before
+            assert requests == live
+            rows.append((f"live, concurrency {concurrency}", requests, elapsed))
+        judge_client._MEMO.clear()  # a new process: only the SQLite file remains
         before = len(server.requests)
-        start = time.perf_counter()
-        results = create_metric("constructiveness", options).score_batch(traces)
-        elapsed = time.perf_counter() - start
-        assert all(r.details["cached"] for r in results)
-        rows.append(("rerun from the SQLite cache", len(server.requests) - before, elapsed))
+        last = args.concurrency[-1]
+        live, elapsed = _judge(traces, server.base_url, last, Path(tmp) / f"c{last}")
+        assert live == 0 and len(server.requests) == before
+        rows.append(("rerun from the SQLite cache", 0, elapsed))
     print(f"{len(traces)} ACL 2017 reviews, server latency {args.latency:.2f} s per request")
-    print(f"{'configuration':32} {'requests':>8} {'seconds':>8} {'reviews/s':>10}")
+    print(
+        f"{'configuration':32} {'requests':>8} {'seconds':>8} {'requests/s':>11} {'reviews/s':>10}"
+    )
     for name, requests, elapsed in rows:
-        print(f"{name:32} {requests:8d} {elapsed:8.2f} {len(traces) / elapsed:10.1f}")
+        print(
+            f"{name:32} {requests:8d} {elapsed:8.2f} {requests / elapsed:11.1f} "
+            f"{len(traces) / elapsed:10.1f}"
+        )
 
 
 if __name__ == "__main__":

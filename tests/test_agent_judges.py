@@ -158,9 +158,8 @@ def test_rubric_given_steps_pass_fail_and_inputs(server: JudgeServer, tmp_path: 
     system, user = _messages(request)
     assert _asks(request) == {"reasoning", "passed"}
     assert "1. Compare the output with the expected output." in system
-    assert "the agent's tool calls and their results, the agent's final output, the expected" in (
-        system
-    )
+    seen = "the agent's tool calls and their results, the agent's final output and the expected"
+    assert seen in system
     assert "<expected_output>\nCanberra\n</expected_output>" in user
     # only the tool call and its result: the llm step is not a tool step
     assert '<tool_calls total="2" shown="2">' in user and "[2] llm" not in user

@@ -159,7 +159,8 @@ def check_inputs(inputs: Sequence[str]) -> list[str]:
 
 
 def _seen(inputs: Sequence[str]) -> str:
-    return ", ".join(INPUT_NAMES[name] for name in JUDGE_INPUTS if name in inputs)
+    names = [INPUT_NAMES[name] for name in JUDGE_INPUTS if name in inputs]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
 def steps_instructions() -> str:
