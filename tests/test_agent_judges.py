@@ -405,7 +405,8 @@ def test_missing_provider_key_stops_evaluate_before_the_run(
     assert result.exit_code == 2
     lines = [line for line in result.output.splitlines() if line.strip()]
     assert len(lines) == 1 and lines[0].startswith("error: ")
-    assert "OPENAI_API_KEY" in lines[0] and "--judge-api-key-env" in lines[0]
+    assert "OPENAI_API_KEY" in lines[0]
+    assert "--judge-api-key-env ([judge] api_key_env)" in lines[0]
     with Store(db) as store:
         assert store.list_runs() == []
 

@@ -10,6 +10,7 @@ from typing import Annotated, TypeVar
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 _N = TypeVar("_N", int, float)
 
@@ -99,8 +100,9 @@ def usage_error(message: str) -> typer.Exit:
     Args:
         message: what is wrong, naming the option, file or key.
     """
-    # one line whatever the terminal's width: a log or a grep gets the whole message
-    err_console.print(f"[red]error:[/] {message}", highlight=False, soft_wrap=True)
+    # one line whatever the terminal's width: a log or a grep gets the whole message; its
+    # brackets ("[judge] model", a file's "[x]") are text, not markup
+    err_console.print(f"[red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
     return typer.Exit(2)
 
 

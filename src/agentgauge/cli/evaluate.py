@@ -66,6 +66,7 @@ def _with_judge(
             f"[yellow]warning:[/] suite {suite.name!r} has no judge metric (rubric, "
             "goal_accuracy, trajectory_judge...): --judge is checked but not used",
             highlight=False,
+            soft_wrap=True,
         )
     return replace(run, suite=suite)
 
