@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 # Scripted verdicts, chosen by the criteria the request's tool schema asks for.
@@ -63,6 +64,8 @@ PLANNING_VALUE = 3.3 / 5
 RUBRIC_VALUE = 3 / 4
 TRAJECTORY_VALUE = 3 / 4
 PROMPT_TOKENS, COMPLETION_TOKENS = 1000, 50
+KEY_ENV = "AGENTGAUGE_TEST_JUDGE_KEY"
+"""The variable the tests put the judge's API key in."""
 
 
 @dataclass
@@ -177,6 +180,20 @@ def _handler(server: JudgeServer) -> type[BaseHTTPRequestHandler]:
             )
 
     return Handler
+
+
+def judge_options(server: JudgeServer, tmp_path: Path, **extra: Any) -> dict[str, Any]:
+    """Judge settings that reach ``server``, with the key in :data:`KEY_ENV` and the cache in
+    ``tmp_path``; ``extra`` adds or replaces options."""
+    return {
+        "model": "judge-model",
+        "base_url": server.base_url,
+        "api_key_env": KEY_ENV,
+        "timeout_s": 5.0,
+        "retries": 1,
+        "cache_path": str(tmp_path / "agentgauge.db"),
+        **extra,
+    }
 
 
 @contextlib.contextmanager

@@ -27,15 +27,16 @@ from agentgauge.report.export import result_document, run_usage
 from agentgauge.store import Store
 from judge_server import (
     COMPLETION_TOKENS,
+    KEY_ENV,
     PROMPT_TOKENS,
     RUBRIC_VALUE,
     TRAJECTORY_VALUE,
     VERDICTS,
     JudgeServer,
+    judge_options,
     judge_server,
 )
 
-KEY_ENV = "AGENTGAUGE_TEST_JUDGE_KEY"
 DEMO = Path(__file__).resolve().parents[1] / "examples" / "demo_traces.jsonl"
 # 1000 prompt tokens at $0.5/1k + 50 completion tokens at $2/1k
 CALL_COST = PROMPT_TOKENS * 0.5 / 1000 + COMPLETION_TOKENS * 2.0 / 1000
@@ -57,17 +58,9 @@ def _fresh(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 
 def _settings(server: JudgeServer, tmp_path: Path, **extra: Any) -> dict[str, Any]:
-    return {
-        "model": "judge-model",
-        "base_url": server.base_url,
-        "api_key_env": KEY_ENV,
-        "timeout_s": 5.0,
-        "retries": 1,
-        "cache_path": str(tmp_path / "agentgauge.db"),
-        "price_per_1k_input_tokens": 0.5,
-        "price_per_1k_output_tokens": 2.0,
-        **extra,
-    }
+    """The test server's judge at $0.5 and $2 per 1,000 input and output tokens."""
+    prices = {"price_per_1k_input_tokens": 0.5, "price_per_1k_output_tokens": 2.0}
+    return judge_options(server, tmp_path, **{**prices, **extra})
 
 
 def _messages(request: dict[str, Any]) -> tuple[str, str]:
@@ -375,6 +368,14 @@ def test_a_failing_judge_leaves_that_sample_none_and_the_run_goes_on(
     assert len(server.requests) == 4
 
 
+def _evaluate_goal(tmp_path: Path, *options: str) -> Any:
+    """``agentgauge evaluate`` of the demo with a suite of goal_accuracy alone."""
+    suite = tmp_path / "goal.toml"
+    suite.write_text('metrics = ["goal_accuracy"]\n')
+    args = ["evaluate", str(DEMO), "--suite", str(suite), "--no-progress", *options]
+    return runner.invoke(app, args)
+
+
 def test_missing_provider_key_stops_evaluate_before_the_run(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -386,22 +387,7 @@ def test_missing_provider_key_stops_evaluate_before_the_run(
 
     monkeypatch.setattr(judge_client, "_build_model", no_model)
     db = tmp_path / "r.db"
-    suite = tmp_path / "goal.toml"
-    suite.write_text('metrics = ["goal_accuracy"]\n')
-    result = runner.invoke(
-        app,
-        [
-            "evaluate",
-            str(DEMO),
-            "--suite",
-            str(suite),
-            "--db",
-            str(db),
-            "--no-progress",
-            "--judge",
-            "openai:gpt-4o-mini",
-        ],
-    )
+    result = _evaluate_goal(tmp_path, "--db", str(db), "--judge", "openai:gpt-4o-mini")
     assert result.exit_code == 2
     lines = [line for line in result.output.splitlines() if line.strip()]
     assert len(lines) == 1 and lines[0].startswith("error: ")
@@ -437,24 +423,8 @@ def test_an_unreachable_judge_url_is_a_usage_error(tmp_path: Path) -> None:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     url = f"http://127.0.0.1:{port}/v1"
-    suite = tmp_path / "goal.toml"
-    suite.write_text('metrics = ["goal_accuracy"]\n')
-    result = runner.invoke(
-        app,
-        [
-            "evaluate",
-            str(DEMO),
-            "--suite",
-            str(suite),
-            "--db",
-            str(tmp_path / "r.db"),
-            "--no-progress",
-            "--judge",
-            "m",
-            "--judge-url",
-            url,
-        ],
-    )
+    db = str(tmp_path / "r.db")
+    result = _evaluate_goal(tmp_path, "--db", db, "--judge", "m", "--judge-url", url)
     assert result.exit_code == 2
     assert f"judge base URL {url} is unreachable" in result.output
     assert "--judge-url" in result.output

@@ -26,15 +26,16 @@ from agentgauge.review.prompts import technical_accuracy_prompt
 from judge_server import (
     COMPLETION_TOKENS,
     CONSTRUCTIVE_VALUE,
+    KEY_ENV,
     PLANNING_VALUE,
     PROMPT_TOKENS,
     TECHNICAL_VALUE,
     JudgeServer,
+    judge_options,
     judge_server,
 )
 
 API_KEY = "sk-test-judge-key-0123456789"
-KEY_ENV = "AGENTGAUGE_TEST_JUDGE_KEY"
 
 
 @pytest.fixture
@@ -107,18 +108,6 @@ def _distinct_planning_traces(n: int) -> list[Trace]:
     return traces
 
 
-def _options(server: JudgeServer, tmp_path: Path, **extra: Any) -> dict[str, Any]:
-    return {
-        "model": "judge-model",
-        "base_url": server.base_url,
-        "api_key_env": KEY_ENV,
-        "timeout_s": 5.0,
-        "retries": 1,
-        "cache_path": str(tmp_path / "agentgauge.db"),
-        **extra,
-    }
-
-
 @pytest.fixture(autouse=True)
 def _api_key(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(KEY_ENV, API_KEY)
@@ -133,7 +122,7 @@ def test_technical_accuracy_structured_output_weighted(
 ) -> None:
     judge = create_metric(
         "technical_accuracy",
-        _options(
+        judge_options(
             server,
             tmp_path,
             excerpt_chars=3000,
@@ -183,8 +172,8 @@ def test_technical_accuracy_structured_output_weighted(
 def test_constructiveness_and_planning_values(
     server: JudgeServer, tmp_path: Path, review_trace: Trace
 ) -> None:
-    constructive = create_metric("constructiveness", _options(server, tmp_path))
-    planning = create_metric("planning_rationality", _options(server, tmp_path))
+    constructive = create_metric("constructiveness", judge_options(server, tmp_path))
+    planning = create_metric("planning_rationality", judge_options(server, tmp_path))
     c = constructive.score(review_trace)
     p = planning.score(_planning_trace())
     assert c.value == pytest.approx(CONSTRUCTIVE_VALUE)
@@ -200,7 +189,7 @@ def test_constructiveness_and_planning_values(
 
 
 def test_planning_prompt_holds_the_actual_steps(server: JudgeServer, tmp_path: Path) -> None:
-    create_metric("planning_rationality", _options(server, tmp_path)).score(_planning_trace())
+    create_metric("planning_rationality", judge_options(server, tmp_path)).score(_planning_trace())
     prompt = _user_prompt(server.requests[0])
     assert 'search_papers({"query": "reading skills"})' in prompt
     assert "manager -> researcher (task_request): Find prior work on RC datasets" in prompt
@@ -213,7 +202,7 @@ def test_planning_prompt_holds_the_actual_steps(server: JudgeServer, tmp_path: P
 
 def test_retry_after_server_error(server: JudgeServer, tmp_path: Path) -> None:
     server.script = ["500"]
-    result = create_metric("planning_rationality", _options(server, tmp_path)).score(
+    result = create_metric("planning_rationality", judge_options(server, tmp_path)).score(
         _planning_trace()
     )
     assert result.value == pytest.approx(PLANNING_VALUE)
@@ -224,9 +213,9 @@ def test_server_error_after_retries_is_none_with_reason(
     server: JudgeServer, tmp_path: Path
 ) -> None:
     server.script = ["500", "500"]
-    result = create_metric("planning_rationality", _options(server, tmp_path, retries=1)).score(
-        _planning_trace()
-    )
+    result = create_metric(
+        "planning_rationality", judge_options(server, tmp_path, retries=1)
+    ).score(_planning_trace())
     assert result.value is None
     assert result.reason is not None and "HTTP 500" in result.reason
     assert len(server.requests) == 2
@@ -235,7 +224,7 @@ def test_server_error_after_retries_is_none_with_reason(
 def test_timeout_is_none_with_reason(server: JudgeServer, tmp_path: Path) -> None:
     server.script = ["sleep"]
     result = create_metric(
-        "planning_rationality", _options(server, tmp_path, timeout_s=0.1, retries=0)
+        "planning_rationality", judge_options(server, tmp_path, timeout_s=0.1, retries=0)
     ).score(_planning_trace())
     assert result.value is None
     assert result.reason is not None and "timed out" in result.reason
@@ -245,7 +234,7 @@ def test_timeout_is_none_with_reason(server: JudgeServer, tmp_path: Path) -> Non
 def test_invalid_output_after_retries_is_none(server: JudgeServer, tmp_path: Path) -> None:
     server.script = ["bad", "bad"]
     result = create_metric(
-        "planning_rationality", _options(server, tmp_path, output_retries=1)
+        "planning_rationality", judge_options(server, tmp_path, output_retries=1)
     ).score(_planning_trace())
     assert result.value is None
     assert result.reason is not None and "judge output invalid" in result.reason
@@ -254,7 +243,7 @@ def test_invalid_output_after_retries_is_none(server: JudgeServer, tmp_path: Pat
 
 def test_invalid_output_once_is_reasked(server: JudgeServer, tmp_path: Path) -> None:
     server.script = ["bad"]
-    result = create_metric("planning_rationality", _options(server, tmp_path)).score(
+    result = create_metric("planning_rationality", judge_options(server, tmp_path)).score(
         _planning_trace()
     )
     assert result.value == pytest.approx(PLANNING_VALUE)
@@ -266,13 +255,21 @@ def test_second_run_is_served_from_cache(
     server: JudgeServer, tmp_path: Path, review_trace: Trace
 ) -> None:
     traces = [review_trace, _planning_trace()]
-    first = create_metric("constructiveness", _options(server, tmp_path)).score_batch(traces[:1])
-    plan_first = create_metric("planning_rationality", _options(server, tmp_path)).score(traces[1])
+    first = create_metric("constructiveness", judge_options(server, tmp_path)).score_batch(
+        traces[:1]
+    )
+    plan_first = create_metric("planning_rationality", judge_options(server, tmp_path)).score(
+        traces[1]
+    )
     assert len(server.requests) == 2
 
     judge_client._MEMO.clear()  # a new process: only the SQLite file remains
-    again = create_metric("constructiveness", _options(server, tmp_path)).score_batch(traces[:1])
-    plan_again = create_metric("planning_rationality", _options(server, tmp_path)).score(traces[1])
+    again = create_metric("constructiveness", judge_options(server, tmp_path)).score_batch(
+        traces[:1]
+    )
+    plan_again = create_metric("planning_rationality", judge_options(server, tmp_path)).score(
+        traces[1]
+    )
     assert len(server.requests) == 2
     assert again[0].value == first[0].value
     assert plan_again.value == plan_first.value
@@ -287,7 +284,7 @@ def test_second_run_is_served_from_cache(
 
 
 def test_changed_input_is_not_served_from_cache(server: JudgeServer, tmp_path: Path) -> None:
-    judge = create_metric("planning_rationality", _options(server, tmp_path))
+    judge = create_metric("planning_rationality", judge_options(server, tmp_path))
     judge.score(_planning_trace())
     other = _planning_trace()
     other.steps[1].tool_call = ToolCall(name="search_papers", arguments={"query": "other"})
@@ -296,7 +293,7 @@ def test_changed_input_is_not_served_from_cache(server: JudgeServer, tmp_path: P
 
 
 def test_planning_rational_is_the_same_judge(server: JudgeServer, tmp_path: Path) -> None:
-    options = _options(server, tmp_path, cache_path=None)
+    options = judge_options(server, tmp_path, cache_path=None)
     a = create_metric("planning_rationality", options).score(_planning_trace())
     b = create_metric("planning_rational", options).score(_planning_trace())
     assert len(server.requests) == 1
@@ -341,7 +338,7 @@ def test_key_echoed_in_an_error_is_scrubbed(server: JudgeServer, tmp_path: Path)
         {"error": {"message": f"Incorrect API key provided: {API_KEY}", "type": "auth"}}
     )
     server.script = ["401"]
-    result = create_metric("planning_rationality", _options(server, tmp_path)).score(
+    result = create_metric("planning_rationality", judge_options(server, tmp_path)).score(
         _planning_trace()
     )
     assert result.value is None
@@ -353,7 +350,7 @@ def test_missing_key_variable_is_none_with_reason(
     server: JudgeServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv(KEY_ENV)
-    result = create_metric("planning_rationality", _options(server, tmp_path)).score(
+    result = create_metric("planning_rationality", judge_options(server, tmp_path)).score(
         _planning_trace()
     )
     assert result.value is None
@@ -375,8 +372,8 @@ def test_no_judge_configured(server: JudgeServer, review_trace: Trace) -> None:
 
 def test_missing_inputs_are_none_without_a_call(server: JudgeServer, tmp_path: Path) -> None:
     bare = Trace(id="bare", task=Task(id="t"), output=None)
-    tech = create_metric("technical_accuracy", _options(server, tmp_path)).score(bare)
-    plan = create_metric("planning_rationality", _options(server, tmp_path)).score(bare)
+    tech = create_metric("technical_accuracy", judge_options(server, tmp_path)).score(bare)
+    plan = create_metric("planning_rationality", judge_options(server, tmp_path)).score(bare)
     assert tech.value is None and tech.reason is not None and "no generated review" in tech.reason
     assert plan.value is None and plan.reason == "the trace has no steps to judge"
     assert server.requests == []
@@ -405,7 +402,7 @@ def test_heuristic_fallback_is_labelled(server: JudgeServer) -> None:
 
 def test_budget_max_calls(server: JudgeServer, tmp_path: Path) -> None:
     traces = _distinct_planning_traces(3)
-    judge = create_metric("planning_rationality", _options(server, tmp_path, max_calls=2))
+    judge = create_metric("planning_rationality", judge_options(server, tmp_path, max_calls=2))
     results = judge.score_batch(traces)
     assert [r.value is not None for r in results].count(True) == 2
     refused = [r for r in results if r.value is None]
@@ -418,7 +415,7 @@ def test_budget_max_cost(server: JudgeServer, tmp_path: Path) -> None:
     traces = _distinct_planning_traces(3)
     judge = create_metric(
         "planning_rationality",
-        _options(
+        judge_options(
             server,
             tmp_path,
             concurrency=1,
@@ -437,7 +434,7 @@ def test_batch_runs_concurrently_up_to_the_limit(server: JudgeServer, tmp_path: 
     # the server answers only when two calls are in flight together; a third would be seen
     server.pace = threading.Barrier(2, timeout=5.0)
     traces = _distinct_planning_traces(4)
-    judge = create_metric("planning_rationality", _options(server, tmp_path, concurrency=2))
+    judge = create_metric("planning_rationality", judge_options(server, tmp_path, concurrency=2))
     results = judge.score_batch(traces)
     assert all(r.value == pytest.approx(PLANNING_VALUE) for r in results)
     assert server.max_in_flight == 2
@@ -470,7 +467,7 @@ def test_options_are_validated() -> None:
 def test_criteria_weights_option(server: JudgeServer, tmp_path: Path) -> None:
     weights = {"logical_flow": 1.0, "decision_quality": 0.0, "resource_efficiency": 1.0}
     result = create_metric(
-        "planning_rationality", _options(server, tmp_path, criteria_weights=weights)
+        "planning_rationality", judge_options(server, tmp_path, criteria_weights=weights)
     ).score(_planning_trace())
     assert result.value == pytest.approx((5 + 4) / 10)
 
@@ -483,7 +480,7 @@ def test_suite_judge_table_is_validated(tmp_path: Path) -> None:
 
 
 def test_cost_from_genai_prices_for_a_known_model(server: JudgeServer, tmp_path: Path) -> None:
-    options = {**_options(server, tmp_path), "model": "gpt-4o-mini"}
+    options = {**judge_options(server, tmp_path), "model": "gpt-4o-mini"}
     result = create_metric("planning_rationality", options).score(_planning_trace())
     usage = result.details["usage"]
     # genai-prices: gpt-4o-mini at $0.15 per million input and $0.60 per million output tokens
@@ -494,7 +491,7 @@ def test_cost_from_genai_prices_for_a_known_model(server: JudgeServer, tmp_path:
 def test_unknown_cost_stops_a_cost_budget(server: JudgeServer, tmp_path: Path) -> None:
     traces = _distinct_planning_traces(2)
     judge = create_metric(
-        "planning_rationality", _options(server, tmp_path, concurrency=1, max_cost_usd=1.0)
+        "planning_rationality", judge_options(server, tmp_path, concurrency=1, max_cost_usd=1.0)
     )
     first, second = judge.score_batch(traces)
     assert first.details["usage"]["cost_usd"] is None
@@ -505,7 +502,7 @@ def test_unknown_cost_stops_a_cost_budget(server: JudgeServer, tmp_path: Path) -
 
 
 def test_repeated_inputs_in_a_batch_make_one_call(server: JudgeServer, tmp_path: Path) -> None:
-    judge = create_metric("planning_rationality", _options(server, tmp_path, cache_path=None))
+    judge = create_metric("planning_rationality", judge_options(server, tmp_path, cache_path=None))
     first, repeat = judge.score_batch([_planning_trace("a"), _planning_trace("b")])
     assert len(server.requests) == 1
     assert first.value == repeat.value == pytest.approx(PLANNING_VALUE)
@@ -518,7 +515,7 @@ def test_cache_shares_the_results_store_file(server: JudgeServer, tmp_path: Path
     db = tmp_path / "results.db"
     store = Store(db)  # the store's schema first, as `agentgauge review evaluate --db` does
     try:
-        options = _options(server, tmp_path, cache_path=str(db))
+        options = judge_options(server, tmp_path, cache_path=str(db))
         first = create_metric("planning_rationality", options).score(_planning_trace())
         judge_client._MEMO.clear()
         again = create_metric("planning_rationality", options).score(_planning_trace())
@@ -555,7 +552,7 @@ def test_base_url_never_sends_another_providers_key(
     server: JudgeServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-openai-key-not-for-this-server")
-    options = {**_options(server, tmp_path), "api_key_env": None}
+    options = {**judge_options(server, tmp_path), "api_key_env": None}
     create_metric("planning_rationality", options).score(_planning_trace())
     assert server.requests[0]["authorization"] == "Bearer no-key"
 
@@ -577,7 +574,7 @@ def test_a_suite_judge_caches_in_the_store_it_evaluates_into(
     from agentgauge.store import Store
 
     monkeypatch.chdir(tmp_path)
-    settings = {k: v for k, v in _options(server, tmp_path).items() if k != "cache_path"}
+    settings = {k: v for k, v in judge_options(server, tmp_path).items() if k != "cache_path"}
     suite = Suite(
         name="judged",
         metrics=["planning_rationality"],
@@ -607,7 +604,7 @@ def test_a_judge_budget_holds_for_the_whole_run_whatever_the_jobs(
         name="budgeted",
         metrics=["planning_rationality"],
         weights={"planning_rationality": 1.0},
-        judge=JudgeSettings(**_options(server, tmp_path, max_calls=2)),
+        judge=JudgeSettings(**judge_options(server, tmp_path, max_calls=2)),
     )
     with Store(tmp_path / "budget.db") as store:
         run = evaluate(
