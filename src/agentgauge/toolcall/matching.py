@@ -24,7 +24,6 @@ from typing import Any, Literal, get_args
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.optimize import linear_sum_assignment
 
 from agentgauge.model import ExpectedCall, ToolCall
 from agentgauge.toolcall.schema import json_equal
@@ -78,6 +77,8 @@ def _lists_match(expected: list[Any], got: list[Any], mode: ValueMode, tol: Tole
     if not expected:
         return True
     hits = np.array([[value_matches(e, g, mode, tol) for g in got] for e in expected])
+    from scipy.optimize import linear_sum_assignment  # imported late: it costs the CLI 0.5 s
+
     rows, cols = linear_sum_assignment(hits, maximize=True)
     return bool(hits[rows, cols].all())
 
@@ -187,5 +188,7 @@ def assign(cost: NDArray[np.float64]) -> list[tuple[int, int]]:
     """
     if cost.size == 0:
         return []
+    from scipy.optimize import linear_sum_assignment
+
     rows, cols = linear_sum_assignment(cost)
     return [(int(r), int(c)) for r, c in zip(rows, cols, strict=True)]
