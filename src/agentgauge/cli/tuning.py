@@ -4,8 +4,9 @@ command running one shares."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
@@ -13,7 +14,7 @@ from agentgauge.cli._common import DbOption, SuiteOption, console, err_console, 
 
 if TYPE_CHECKING:
     from agentgauge.io.jsonl import ReadError
-    from agentgauge.tuning.agent_run import AgentSetup
+    from agentgauge.tuning.agent_run import AgentSession, AgentSetup, SessionOutcome
     from agentgauge.tuning.impact_session import ImpactOutcome
     from agentgauge.tuning.session import TuningOutcome
 
@@ -60,9 +61,29 @@ def simulation_banner(setup: AgentSetup) -> None:
         )
 
 
-def _write_json(doc: dict[str, Any], path: Path) -> None:
-    path.write_text(json.dumps(doc, indent=2, default=str), encoding="utf-8")
-    console.print(f"wrote {path}")
+_Outcome = TypeVar("_Outcome", bound="SessionOutcome")
+
+
+def _run_session(
+    session: AgentSession[Any, _Outcome],
+    db: Path,
+    show: Callable[[_Outcome], None],
+    plot: Path | None,
+    json_out: Path | None,
+) -> None:
+    """Run a prepared session into the store, show its outcome, write its plot and JSON."""
+    from agentgauge.store import Store
+
+    simulation_banner(session.setup)
+    with Store(db) as store:
+        outcome = session.run(store)
+    show(outcome)
+    if plot is not None:
+        outcome.plot(plot)
+        console.print(f"wrote {plot}")
+    if json_out is not None:
+        json_out.write_text(json.dumps(outcome.as_dict(), indent=2, default=str), encoding="utf-8")
+        console.print(f"wrote {json_out}")
 
 
 def _fmt(value: Any) -> str:
@@ -126,7 +147,6 @@ def tune_command(
     The best setting is the one with the highest level of the suite's score (or of
     --objective), re-measured at the end on every task with fresh seeds.
     """
-    from agentgauge.store import Store
     from agentgauge.tuning.session import TuneOptions, TuningSession
 
     options = TuneOptions(
@@ -146,20 +166,7 @@ def tune_command(
         objective=objective,
     )
     session = TuningSession.prepare(options, on_skip=skipped)
-    simulation_banner(session.setup)
-    with Store(db) as store:
-        outcome = session.run(store)
-    _print_tuning(outcome)
-    if plot is not None:
-        from agentgauge.tuning.plots import plot_convergence
-
-        title = None
-        if session.setup.simulation:
-            title = f"Tuning convergence ({strategy}) on the SIMULATED agent"
-        plot_convergence([outcome.result], plot, title=title)
-        console.print(f"wrote {plot}")
-    if json_out is not None:
-        _write_json(outcome.as_dict(), json_out)
+    _run_session(session, db, _print_tuning, plot, json_out)
 
 
 def _print_impact(outcome: ImpactOutcome) -> None:
@@ -220,7 +227,6 @@ def impact_command(
     Each parameter is swept on its own around the base point (--params), the others held
     there.
     """
-    from agentgauge.store import Store
     from agentgauge.tuning.impact_session import ImpactOptions, ImpactSession
 
     names = [n.strip() for n in sweep_params.split(",") if n.strip()] if sweep_params else None
@@ -238,15 +244,4 @@ def impact_command(
         points=points,
     )
     session = ImpactSession.prepare(options, on_skip=skipped)
-    simulation_banner(session.setup)
-    with Store(db) as store:
-        outcome = session.run(store)
-    _print_impact(outcome)
-    if plot is not None:
-        from agentgauge.tuning.plots import plot_impact
-
-        title = "Parameter impact on the SIMULATED agent" if outcome.simulation else None
-        plot_impact(outcome.effects, plot, title=title)
-        console.print(f"wrote {plot}")
-    if json_out is not None:
-        _write_json(outcome.as_dict(), json_out)
+    _run_session(session, db, _print_impact, plot, json_out)

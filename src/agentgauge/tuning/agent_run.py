@@ -4,30 +4,33 @@ agent over its tasks, write the traces, score them."""
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, Protocol, Self, TypeVar
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from agentgauge.agents.protocol import RunSpec, load_agent, parse_params, read_tasks, run_agents
-from agentgauge.config import Suite
+from agentgauge.config import Suite, load_suite
 from agentgauge.engine import EvaluateOptions, evaluate
 from agentgauge.errors import AgentgaugeError
 from agentgauge.io.jsonl import ReadError, write_traces
 from agentgauge.model import JSON, Task, Trace
 from agentgauge.store import Store
-from agentgauge.tuning.objective import repeat_seeds
+from agentgauge.tuning.objective import Objective, repeat_seeds
 from agentgauge.tuning.space import ParameterSpace, load_space
 
 __all__ = [
     "AgentOptions",
     "AgentRun",
+    "AgentSession",
     "AgentSetup",
     "RunOptions",
+    "SessionOutcome",
     "TuningError",
     "load_setup",
     "progress_bar",
@@ -134,6 +137,80 @@ def load_setup(
             raise
         raise TuningError(str(exc)) from None
     return AgentSetup(agent, tasks, space, base)
+
+
+class SessionOutcome(Protocol):
+    """What a finished session gives: its run as JSON data and its figure."""
+
+    def as_dict(self) -> dict[str, Any]:
+        """The run as JSON data (``--json``)."""
+
+    def plot(self, path: Path) -> None:
+        """Write the run's figure (PNG).
+
+        Args:
+            path: the file to write.
+        """
+
+
+_Options = TypeVar("_Options", bound=AgentOptions)
+_Outcome = TypeVar("_Outcome", bound=SessionOutcome)
+
+
+@dataclass(frozen=True)
+class AgentSession(ABC, Generic[_Options, _Outcome]):
+    """A prepared session over an agent (:meth:`prepare`); ``run(store)`` runs it.
+
+    Args:
+        options: its options.
+        setup: the agent and what it runs on.
+        objective: what is measured of a setting.
+    """
+
+    options: _Options
+    setup: AgentSetup
+    objective: Objective
+
+    @classmethod
+    def prepare(
+        cls, options: _Options, *, on_skip: Callable[[ReadError], None] | None = None
+    ) -> Self:
+        """Load and check everything the session needs: first what the options alone
+        tell, then the suite, the agent, its tasks, the space and the base point, last
+        what the session builds of them.
+
+        Args:
+            options: the session's options.
+            on_skip: called with each line of the task file that is not a task.
+
+        Raises:
+            TuningError, SuiteError, AgentLoadError, ParameterError: naming what is wrong.
+        """
+        cls._check(options)
+        suite = load_suite(options.suite)
+        setup = load_setup(options, on_skip=on_skip)
+        try:
+            return cls._build(options, setup, suite)
+        except ValueError as exc:
+            raise TuningError(str(exc)) from None
+
+    @classmethod
+    def _check(cls, options: _Options) -> None:
+        """Check what the options alone tell, before anything is loaded."""
+
+    @classmethod
+    @abstractmethod
+    def _build(cls, options: _Options, setup: AgentSetup, suite: Suite) -> Self:
+        """The session, once its agent and suite are loaded (a ValueError becomes a
+        TuningError)."""
+
+    @abstractmethod
+    def run(self, store: Store) -> _Outcome:
+        """Run the session and store its run.
+
+        Args:
+            store: where the run goes.
+        """
 
 
 @contextmanager

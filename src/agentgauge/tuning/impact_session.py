@@ -4,20 +4,13 @@ effect on each metric, and which of the expected parameter effects hold for the 
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
+from typing import Any, Self
 
-from agentgauge.config import load_suite
-from agentgauge.io.jsonl import ReadError
+from agentgauge.config import Suite
 from agentgauge.store import Store
-from agentgauge.tuning.agent_run import (
-    AgentOptions,
-    AgentSetup,
-    TuningError,
-    load_setup,
-    progress_bar,
-)
+from agentgauge.tuning.agent_run import AgentOptions, AgentSession, AgentSetup, progress_bar
 from agentgauge.tuning.impact import ClaimCheck, Effect, analyse, check_claims, sweep
 from agentgauge.tuning.objective import Objective
 
@@ -65,9 +58,20 @@ class ImpactOutcome:
             "claims": [c.as_dict() for c in self.claims],
         }
 
+    def plot(self, path: Path) -> None:
+        """Write the heat map of the effects (PNG).
+
+        Args:
+            path: the file to write.
+        """
+        from agentgauge.tuning.plots import plot_impact
+
+        title = "Parameter impact on the SIMULATED agent" if self.simulation else None
+        plot_impact(self.effects, path, title=title)
+
 
 @dataclass(frozen=True)
-class ImpactSession:
+class ImpactSession(AgentSession[ImpactOptions, ImpactOutcome]):
     """A prepared impact session (:meth:`prepare`); :meth:`run` runs it.
 
     Args:
@@ -77,33 +81,14 @@ class ImpactSession:
         swept: the parameters swept, in this order.
     """
 
-    options: ImpactOptions
-    setup: AgentSetup
-    objective: Objective
     swept: list[str]
 
     @classmethod
-    def prepare(
-        cls, options: ImpactOptions, *, on_skip: Callable[[ReadError], None] | None = None
-    ) -> ImpactSession:
-        """Load and check everything the session needs.
-
-        Args:
-            options: the session's options.
-            on_skip: called with each line of the task file that is not a task.
-
-        Raises:
-            TuningError, SuiteError, AgentLoadError, ParameterError: naming what is wrong.
-        """
-        suite = load_suite(options.suite)
-        setup = load_setup(options, on_skip=on_skip)
+    def _build(cls, options: ImpactOptions, setup: AgentSetup, suite: Suite) -> Self:
         space = setup.space
-        try:
-            for name in options.sweep or []:
-                space.spec(name)
-            objective = Objective(setup.agent, setup.tasks, suite, space, jobs=options.jobs)
-        except ValueError as exc:
-            raise TuningError(str(exc)) from None
+        for name in options.sweep or []:
+            space.spec(name)
+        objective = Objective(setup.agent, setup.tasks, suite, space, jobs=options.jobs)
         swept = options.sweep or [p.name for p in space.params if p.type != "categorical"]
         return cls(options, setup, objective, swept)
 

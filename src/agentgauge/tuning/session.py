@@ -5,19 +5,18 @@ re-measure the best setting on every task with fresh seeds (records ``tuning`` a
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import Any
+from pathlib import Path
+from typing import Any, Self
 
-from agentgauge.config import load_suite
-from agentgauge.io.jsonl import ReadError
+from agentgauge.config import Suite
 from agentgauge.model import JSON
 from agentgauge.store import Store
 from agentgauge.tuning.agent_run import (
     AgentOptions,
+    AgentSession,
     AgentSetup,
     TuningError,
-    load_setup,
     progress_bar,
 )
 from agentgauge.tuning.objective import Objective, repeat_seeds
@@ -100,12 +99,14 @@ class TuningOutcome:
         config: its configuration, as stored.
         summary: what it found.
         result: every episode and the best one.
+        simulation: whether the agent is a simulation.
     """
 
     run_id: str
     config: dict[str, Any]
     summary: TuningSummary
     result: TuningResult
+    simulation: bool
 
     def as_dict(self) -> dict[str, Any]:
         """The run as JSON data (``--json``)."""
@@ -116,9 +117,22 @@ class TuningOutcome:
             "history": [r.as_dict() for r in self.result.history],
         }
 
+    def plot(self, path: Path) -> None:
+        """Write the convergence plot (PNG).
+
+        Args:
+            path: the file to write.
+        """
+        from agentgauge.tuning.plots import plot_convergence
+
+        title = None
+        if self.simulation:
+            title = f"Tuning convergence ({self.summary.strategy}) on the SIMULATED agent"
+        plot_convergence([self.result], path, title=title)
+
 
 @dataclass(frozen=True)
-class TuningSession:
+class TuningSession(AgentSession[TuneOptions, TuningOutcome]):
     """A prepared tuning session (:meth:`prepare`); :meth:`run` runs it.
 
     Args:
@@ -129,43 +143,23 @@ class TuningSession:
         tuner_options: the options the tuner was given.
     """
 
-    options: TuneOptions
-    setup: AgentSetup
-    objective: Objective
     strategy: Strategy
     tuner_options: dict[str, Any]
 
     @classmethod
-    def prepare(
-        cls, options: TuneOptions, *, on_skip: Callable[[ReadError], None] | None = None
-    ) -> TuningSession:
-        """Load and check everything the session needs.
+    def _check(cls, options: TuneOptions) -> None:
+        _tuner(options)
 
-        Args:
-            options: the session's options.
-            on_skip: called with each line of the task file that is not a task.
-
-        Raises:
-            TuningError, SuiteError, AgentLoadError, ParameterError: naming what is wrong.
-        """
+    @classmethod
+    def _build(cls, options: TuneOptions, setup: AgentSetup, suite: Suite) -> Self:
         tuner, tuner_options = _tuner(options)
-        suite = load_suite(options.suite)
-        setup = load_setup(options, on_skip=on_skip)
         space = setup.space
-        try:
-            objective = Objective(
-                setup.agent,
-                setup.tasks,
-                suite,
-                space,
-                metric=options.objective,
-                jobs=options.jobs,
-            )
-            strategy = tuner.factory(
-                space.to_unit(setup.base), space.names, seed=options.seed, **tuner_options
-            )
-        except ValueError as exc:
-            raise TuningError(str(exc)) from None
+        objective = Objective(
+            setup.agent, setup.tasks, suite, space, metric=options.objective, jobs=options.jobs
+        )
+        strategy = tuner.factory(
+            space.to_unit(setup.base), space.names, seed=options.seed, **tuner_options
+        )
         return cls(options, setup, objective, strategy, tuner_options)
 
     def config(self) -> dict[str, Any]:
@@ -239,4 +233,4 @@ class TuningSession:
         )
         store.append_record(run_id, "tuning_result", asdict(summary))
         store.finish_run(run_id)
-        return TuningOutcome(run_id, config, summary, result)
+        return TuningOutcome(run_id, config, summary, result, self.setup.simulation)
