@@ -3,7 +3,7 @@ leave-one-out human baseline."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -23,7 +23,8 @@ from agentgauge.cli._common import (
 )
 
 if TYPE_CHECKING:
-    from agentgauge.review.report import ReviewReport
+    from agentgauge.review.runs import ReviewRun
+    from agentgauge.store import Store
 
 review_app = typer.Typer(
     help="Evaluate generated paper reviews (PeerRead).", no_args_is_help=True, rich_markup_mode=None
@@ -73,12 +74,22 @@ def _print_agreement(rows: Sequence[dict[str, Any]]) -> None:
     console.print(table)
 
 
-def _print_report(
-    db: Path, run_id: str, report: ReviewReport, json_out: Path | None, html_out: Path | None
+def _score_and_report(
+    db: Path,
+    score: Callable[[Store], ReviewRun],
+    json_out: Path | None,
+    html_out: Path | None,
 ) -> None:
+    """Run ``score`` into the store, then print and write the run's report."""
+    from agentgauge.review.report import review_report
+    from agentgauge.store import Store
+
+    with Store(db) as store:
+        run = score(store)
+        report = review_report(store, run)
     write_outputs(
         db,
-        run_id,
+        run.run_id,
         json_out=json_out,
         csv_out=None,
         html_out=html_out,
@@ -121,9 +132,7 @@ def evaluate_reviews(
     "scores"?, "duration_s"?, "trace"?}; a bad line is reported with its file, line and
     field, and the run goes on.
     """
-    from agentgauge.review.report import review_report
     from agentgauge.review.runs import evaluate_reviews, review_suite
-    from agentgauge.store import Store
 
     if not reviews.is_file():
         raise usage_error(f"--reviews: no such file: {reviews}")
@@ -135,10 +144,13 @@ def evaluate_reviews(
         text_model=text_model,
         cache_path=db,
     )
-    with Store(db) as store:
-        run = evaluate_reviews(reviews, peerread, chosen, store=store, jobs=jobs, progress=progress)
-        report = review_report(store, run)
-    _print_report(db, run.run_id, report, json_out, html_out)
+
+    def score(store: Store) -> ReviewRun:
+        return evaluate_reviews(
+            reviews, peerread, chosen, store=store, jobs=jobs, progress=progress
+        )
+
+    _score_and_report(db, score, json_out, html_out)
 
 
 @review_app.command("baseline")
@@ -164,9 +176,7 @@ def baseline(
     Each human review is scored as the generated one against the other reviews of its paper
     (leave-one-out), through the whole pipeline.
     """
-    from agentgauge.review.report import review_report
     from agentgauge.review.runs import human_baseline, review_suite
-    from agentgauge.store import Store
 
     chosen = review_suite(
         suite,
@@ -176,7 +186,8 @@ def baseline(
         text_model=text_model,
         cache_path=db,
     )
-    with Store(db) as store:
+
+    def score(store: Store) -> ReviewRun:
         run = human_baseline(
             peerread, chosen, store=store, limit=limit, jobs=jobs, progress=progress
         )
@@ -187,5 +198,6 @@ def baseline(
             f"{kept})",
             highlight=False,
         )
-        report = review_report(store, run)
-    _print_report(db, run.run_id, report, json_out, html_out)
+        return run
+
+    _score_and_report(db, score, json_out, html_out)
