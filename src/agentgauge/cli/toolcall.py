@@ -17,17 +17,24 @@ from agentgauge.cli._common import (
     err_console,
     optional_number,
     output_file,
-    score_level,
     usage_error,
-    write_outputs,
 )
 from agentgauge.cli.toolcall_failures import failures
+from agentgauge.cli.toolcall_scoring import (
+    FailUnderOpt,
+    JobsOpt,
+    ModeOpt,
+    ParserOpt,
+    ProgressOpt,
+    Scoring,
+    WeightsOpt,
+    scoring_suite,
+)
 from agentgauge.toolcall.formats import TURNS
-from agentgauge.toolcall.matching import VALUE_ACCURACY_MODES
 
 if TYPE_CHECKING:
-    from agentgauge.config import Suite
     from agentgauge.toolcall.formats import Turns
+    from agentgauge.toolcall.runner import EndpointConfig
     from agentgauge.toolcall.runs import ModelRun
 
 toolcall_app = typer.Typer(
@@ -53,70 +60,11 @@ TurnsOpt = Annotated[
         "turn only (last, ids <id>).",
     ),
 ]
-ModeOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--mode",
-        help=f"value_accuracy mode: {', '.join(VALUE_ACCURACY_MODES)} (default: the format's).",
-    ),
-]
-ParserOpt = Annotated[
-    str, typer.Option("--parser", help="How answers are read: auto (detect) or a parser's name.")
-]
-WeightsOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--weights",
-        help="Overall weights as k=v,... (replace the defaults; unnamed metrics weigh 0).",
-    ),
-]
-JobsOpt = Annotated[int | None, typer.Option("--jobs", min=1, help="Scoring processes.")]
-FailUnderOpt = Annotated[
-    float | None,
-    typer.Option(
-        "--fail-under", callback=score_level, help="Exit 1 if the mean overall is below this."
-    ),
-]
-ProgressOpt = Annotated[bool, typer.Option(help="Show progress bars.")]
-
-
-def _suite(fmt: str, mode: str | None, weights: str | None, parser: str) -> Suite:
-    """The suite to score with, once the format, the mode and the parser are checked."""
-    from agentgauge.toolcall.formats import FORMATS
-    from agentgauge.toolcall.parsers import PARSERS
-    from agentgauge.toolcall.runs import toolcall_suite
-
-    check_choice("--format", fmt, FORMATS)
-    if mode is not None:
-        check_choice("--mode", mode, VALUE_ACCURACY_MODES)
-    check_choice("--parser", parser, PARSERS)
-    return toolcall_suite(mode or FORMATS.get(fmt).value_mode, weights)
 
 
 def _turns(turns: str) -> Turns:
     check_choice("--turns", turns, TURNS)
     return cast("Turns", turns)
-
-
-def _report(
-    db: Path, run_id: str, json_out: Path | None, html_out: Path | None, fail_under: float | None
-) -> None:
-    from agentgauge.report.export import write_result_json
-    from agentgauge.store import Store
-    from agentgauge.toolcall.runs import add_verdict, count_unanswered
-
-    with Store(db) as store:
-        if json_out is not None:
-            write_result_json(store, run_id, json_out, sample_hook=add_verdict)
-            console.print(f"wrote {json_out}")
-        console.print(f"run id: {run_id}  (agentgauge toolcall failures {run_id} --db {db})")
-        unanswered = count_unanswered(store, run_id)
-    if unanswered:
-        console.print(
-            f"[yellow]{unanswered} samples have no answer from the model[/] (no prediction, or "
-            "a failed request): each scores 0 on every metric (error type run_error)."
-        )
-    write_outputs(db, run_id, json_out=None, csv_out=None, html_out=html_out, fail_under=fail_under)
 
 
 @toolcall_app.command()
@@ -142,20 +90,16 @@ def score(
 
     The run is stored and reported like any other.
     """
-    from agentgauge.store import Store
-    from agentgauge.toolcall.runs import check_scorable, load_dataset, score_predictions
+    from agentgauge.toolcall.runs import check_scorable, load_dataset
 
-    suite = _suite(fmt, mode, weights, parser)
+    suite = scoring_suite(fmt, mode, weights, parser)
     samples = _turns(turns)
     if not predictions.is_file():
         raise usage_error(f"no such file: {predictions}")
     data = load_dataset(dataset, fmt, answers, samples)
     check_scorable(data, suite)
-    with Store(db) as store:
-        run_id = score_predictions(
-            data, predictions, suite, store=store, parser=parser, jobs=jobs, progress=progress
-        )
-    _report(db, run_id, json_out, html_out, fail_under)
+    scoring = Scoring(db, parser, jobs, progress, json_out, html_out, fail_under)
+    scoring.run(data, predictions, suite)
 
 
 def _print_run_summary(run: ModelRun) -> None:
@@ -219,21 +163,11 @@ def run(
     """
     from dataclasses import replace
 
-    from agentgauge.store import Store
-    from agentgauge.toolcall.runner import EndpointConfig, HttpChatBackend, RunSettings
-    from agentgauge.toolcall.runs import load_dataset, run_model, score_predictions
+    from agentgauge.toolcall.runner import HttpChatBackend, RunSettings
+    from agentgauge.toolcall.runs import load_dataset, run_model
 
-    suite = _suite(fmt, mode, weights, parser) if do_score else None
-    if api_key_env is not None and not os.environ.get(api_key_env):
-        raise usage_error(f"--api-key-env: environment variable {api_key_env} is not set")
-    config = EndpointConfig(
-        base_url=_endpoint(endpoint),
-        model=model,
-        api_key_env=api_key_env or "OPENAI_API_KEY",
-        temperature=optional_number("--temperature", temperature, float),
-        seed=optional_number("--seed", seed, int),
-        max_tokens=max_tokens,
-    )
+    suite = scoring_suite(fmt, mode, weights, parser) if do_score else None
+    config = _endpoint_config(endpoint, model, api_key_env, temperature, seed, max_tokens)
     data = load_dataset(dataset, fmt, answers, _turns(turns))
     data = replace(data, tasks=data.tasks[:limit]) if limit is not None else data
     settings = RunSettings(concurrency=concurrency, timeout_s=timeout, max_retries=max_retries)
@@ -245,29 +179,36 @@ def run(
     if suite is None:
         return
     runner = {**config.model_dump(mode="json"), **settings.model_dump(mode="json")}
-    with Store(db) as store:
-        run_id = score_predictions(
-            data,
-            out,
-            suite,
-            store=store,
-            parser=parser,
-            jobs=jobs,
-            progress=progress,
-            extra_config={"endpoint": backend.url, "model": model, "runner": runner},
-        )
-    _report(db, run_id, json_out, html_out, fail_under)
+    scoring = Scoring(db, parser, jobs, progress, json_out, html_out, fail_under)
+    scoring.run(data, out, suite, {"endpoint": backend.url, "model": model, "runner": runner})
 
 
-def _endpoint(url: str) -> str:
-    """``--endpoint``'s check: an http(s) URL."""
+def _endpoint_config(
+    endpoint: str,
+    model: str,
+    api_key_env: str | None,
+    temperature: str,
+    seed: str,
+    max_tokens: int | None,
+) -> EndpointConfig:
+    """The model endpoint ``run``'s options describe, once they are checked."""
     from agentgauge.http import chat_completions_url
+    from agentgauge.toolcall.runner import EndpointConfig
 
+    if api_key_env is not None and not os.environ.get(api_key_env):
+        raise usage_error(f"--api-key-env: environment variable {api_key_env} is not set")
     try:
-        chat_completions_url(url)
+        chat_completions_url(endpoint)
     except ValueError as exc:
         raise usage_error(f"--endpoint: {exc}") from None
-    return url
+    return EndpointConfig(
+        base_url=endpoint,
+        model=model,
+        api_key_env=api_key_env or "OPENAI_API_KEY",
+        temperature=optional_number("--temperature", temperature, float),
+        seed=optional_number("--seed", seed, int),
+        max_tokens=max_tokens,
+    )
 
 
 toolcall_app.command()(failures)
