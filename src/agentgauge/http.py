@@ -26,7 +26,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from types import TracebackType
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Self, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx2
@@ -329,7 +329,7 @@ class ChatEndpoint:
         """Whether a key was found in the configured environment variable."""
         return self._secret is not None
 
-    async def __aenter__(self) -> ChatEndpoint:
+    async def __aenter__(self) -> Self:
         return self
 
     async def __aexit__(

@@ -31,7 +31,6 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import TracebackType
 from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
@@ -278,7 +277,7 @@ def _wire_names(tools: list[dict[str, Any]]) -> dict[str, str]:
     return mapping
 
 
-class HttpChatBackend:
+class HttpChatBackend(ChatEndpoint):
     """An OpenAI-compatible ``chat/completions`` endpoint, used as an async context manager.
 
     Args:
@@ -298,34 +297,11 @@ class HttpChatBackend:
         *,
         concurrency: int = 8,
     ) -> None:
+        super().__init__(config.base_url, api_key_env=config.api_key_env, concurrency=concurrency)
         self.config = config
-        self._endpoint = ChatEndpoint(
-            config.base_url, api_key_env=config.api_key_env, concurrency=concurrency
-        )
-        self.url = self._endpoint.url
 
     def __repr__(self) -> str:
         return f"HttpChatBackend(url={self.url!r}, model={self.config.model!r})"
-
-    @property
-    def has_api_key(self) -> bool:
-        """Whether a key was found in the configured environment variable."""
-        return self._endpoint.has_api_key
-
-    async def __aenter__(self) -> HttpChatBackend:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self._endpoint.__aexit__(exc_type, exc, tb)
-
-    def redact(self, text: str) -> str:
-        """``text`` with the API key replaced by ``***`` and other credentials hidden."""
-        return self._endpoint.redact(text)
 
     def _body(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> dict[str, Any]:
         cfg = self.config
@@ -363,16 +339,16 @@ class HttpChatBackend:
             for tool in tools:
                 fn = tool["function"]
                 fn["name"] = renamed.get(fn["name"], fn["name"])
-        response = await self._endpoint.post(self._body(messages, tools))
+        response = await self.post(self._body(messages, tools))
         try:
             payload = response.json()
         except (json.JSONDecodeError, UnicodeDecodeError):
-            excerpt = self._endpoint.excerpt(response)
+            excerpt = self.excerpt(response)
             raise ResponseError(f"response body is not JSON: {excerpt!r}") from None
         try:
             completion = completion_from_response(payload)
         except ResponseError as exc:
-            raise ResponseError(f"{exc}: {self._endpoint.excerpt(response)}") from None
+            raise ResponseError(f"{exc}: {self.excerpt(response)}") from None
         if renamed:
             _restore_names(completion.result, {wire: name for name, wire in renamed.items()})
         return completion
