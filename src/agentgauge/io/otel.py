@@ -33,7 +33,7 @@ import re
 import zlib
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
@@ -55,6 +55,7 @@ __all__ = ["DEFAULT_TASK_ID_ATTRIBUTE", "GroupBy", "read_otel"]
 GroupBy = Literal["trace", "conversation"]
 
 DEFAULT_TASK_ID_ATTRIBUTE = "gen_ai.conversation.id"
+_CONVERSATION_KEYS = ("gen_ai.conversation.id", "session.id", "thread.id")
 
 _AGENT_OPS = frozenset({"invoke_agent", "invoke_workflow"})
 _LLM_OPS = frozenset({"chat", "text_completion", "generate_content"})
@@ -66,6 +67,7 @@ _OPENINFERENCE_OPS = {
     "RETRIEVER": "retrieval",
     "EMBEDDING": "embeddings",
 }
+_HANDOFF_PREFIX = "handoff to "
 _REQUEST_PARAMS = {
     "gen_ai.request.temperature": "temperature",
     "gen_ai.request.top_p": "top_p",
@@ -108,6 +110,7 @@ class _Span:
     resource: dict[str, Any]
     scope: str | None
     line: int
+    memo: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
     def duration_s(self) -> float | None:
@@ -117,10 +120,19 @@ class _Span:
 
     @property
     def error(self) -> str | None:
-        """Why the span failed: status message, else ``error.type``; None when it did not."""
+        """Why the span failed: the status message, else the message of its ``exception``
+        event (pydantic-ai records a failed tool that way), else ``error.type``; None when it
+        did not fail."""
         error_type = self.attributes.get("error.type")
         if self.status_error:
-            return self.status_message or (str(error_type) if error_type else "error")
+            if self.status_message:
+                return self.status_message
+            for ev in self.events:
+                if ev.name == "exception":
+                    _, text = _first(ev.attributes, "exception.message", "exception.type")
+                    if text is not None:
+                        return str(text)
+            return str(error_type) if error_type else "error"
         return str(error_type) if error_type else None
 
 
@@ -135,23 +147,26 @@ class _Message:
 # --- reading documents ------------------------------------------------------------------------
 
 
-def _documents(path: str | Path) -> Iterator[tuple[int, Any] | ReadError]:
+def _documents(
+    path: str | Path, needle: str | None = None
+) -> Iterator[tuple[int, Any] | ReadError]:
     """The JSON documents of a file with the line each starts on.
 
     One document per line (the file exporter); when the first line is not a whole document the
     file is read as one document or several concatenated ones (pretty-printed output). A file
-    that cannot be read on (not UTF-8, a corrupt ``.gz``) ends with a ReadError.
+    that cannot be read on (not UTF-8, a corrupt ``.gz``) ends with a ReadError. With a
+    ``needle``, only the lines (or the whole text) containing it are parsed.
     """
     last = 0
     try:
-        for item in _documents_of(path):
+        for item in _documents_of(path, needle):
             last = item.line if isinstance(item, ReadError) else item[0]
             yield item
     except (UnicodeDecodeError, OSError, EOFError, zlib.error) as exc:
         yield ReadError(str(path), last + 1, None, f"the file cannot be read on: {exc}")
 
 
-def _documents_of(path: str | Path) -> Iterator[tuple[int, Any] | ReadError]:
+def _documents_of(path: str | Path, needle: str | None) -> Iterator[tuple[int, Any] | ReadError]:
     source = str(path)
     with open_text(path) as fh:
         first = 0
@@ -159,7 +174,9 @@ def _documents_of(path: str | Path) -> Iterator[tuple[int, Any] | ReadError]:
             if not text.strip():
                 continue
             try:
-                yield first, json.loads(text)
+                doc = json.loads(text)
+                if needle is None or needle in text:
+                    yield first, doc
             except RecursionError:
                 yield ReadError(source, first, None, NESTED_TOO_DEEPLY)
             except json.JSONDecodeError as exc:
@@ -167,11 +184,13 @@ def _documents_of(path: str | Path) -> Iterator[tuple[int, Any] | ReadError]:
                     yield invalid_json(source, first, exc)  # a broken line of a JSONL file
                 else:
                     # a document that goes on past its first line: pretty-printed JSON
-                    yield from _concatenated(text + fh.read(), source, first)
+                    rest = text + fh.read()
+                    if needle is None or needle in rest:
+                        yield from _concatenated(rest, source, first)
                     return
             break
         for number, text in enumerate(fh, start=first + 1):
-            if text.strip():
+            if text.strip() and (needle is None or needle in text):
                 try:
                     yield number, json.loads(text)
                 except RecursionError:
@@ -534,8 +553,11 @@ def _message(raw: Any, default_role: str) -> _Message | None:
     if text is None:
         text = _text_of(raw.get("contents"))
     responses = []
-    if role == "tool" and raw.get("tool_call_id") is not None:
-        responses.append((str(raw["tool_call_id"]), _maybe_json(raw.get("content"))))
+    # OpenAI messages name the call in ``tool_call_id``; the ``gen_ai.tool.message`` event of
+    # the 1.30 conventions names it in ``id``
+    _, call_id = _first(raw, "tool_call_id", "id")
+    if role == "tool" and call_id is not None:
+        responses.append((str(call_id), _maybe_json(raw.get("content"))))
         text = None  # a tool's reply is not a message of the conversation's speakers
     return _Message(role, text, [c for c in calls if c], responses)
 
@@ -625,11 +647,17 @@ def _span_messages(span: _Span, side: _Direction) -> list[_Message]:
 
 
 def _input_messages(span: _Span) -> list[_Message]:
-    return _span_messages(span, _INPUT)
+    if "input" not in span.memo:
+        span.memo["input"] = _span_messages(span, _INPUT)
+    messages: list[_Message] = span.memo["input"]
+    return messages
 
 
 def _output_messages(span: _Span) -> list[_Message]:
-    return _span_messages(span, _OUTPUT)
+    if "output" not in span.memo:
+        span.memo["output"] = _span_messages(span, _OUTPUT)
+    messages: list[_Message] = span.memo["output"]
+    return messages
 
 
 def _event_body(ev: _Event) -> Any:
@@ -678,7 +706,9 @@ def _model(attrs: dict[str, Any]) -> str | None:
 
 
 def _tool_specs(span: _Span) -> list[ToolSpec]:
-    """Tools offered to the model: ``gen_ai.tool.definitions`` or OpenInference ``llm.tools``."""
+    """Tools whose schema the span records: offered to the model (``gen_ai.tool.definitions``,
+    OpenInference ``llm.tools``, OpenLLMetry ``llm.request.functions``) or run by an
+    OpenInference tool span (``tool.name`` with the JSON Schema in ``tool.parameters``)."""
     attrs = span.attributes
     raw = _maybe_json(attrs.get("gen_ai.tool.definitions"))
     defs = raw if isinstance(raw, list) else []
@@ -687,6 +717,11 @@ def _tool_specs(span: _Span) -> list[ToolSpec]:
         for t in _unflatten(attrs, "llm.tools")
         if isinstance(t, dict)
     ]
+    defs += _unflatten(attrs, "llm.request.functions")
+    schema = _maybe_json(attrs.get("tool.parameters"))
+    if isinstance(attrs.get("tool.name"), str) and _is_json_schema(schema):
+        description = attrs.get("tool.description")
+        defs.append({"name": attrs["tool.name"], "description": description, "parameters": schema})
     specs = []
     for d in defs:
         if isinstance(d, dict):
@@ -714,6 +749,8 @@ def _operation(span: _Span) -> str | None:
         return op
     kind = attrs.get("openinference.span.kind")
     if isinstance(kind, str):
+        if kind.upper() == "TOOL" and span.name.startswith(_HANDOFF_PREFIX):
+            return "handoff"  # OpenInference records an openai-agents handoff as a tool span
         return _OPENINFERENCE_OPS.get(kind.upper(), kind.lower())
     first_word = span.name.split(" ", 1)[0]
     if first_word in _KNOWN_OPS:
@@ -805,6 +842,7 @@ class _Group:
     spans: list[_Span]
     by_id: dict[str, _Span] = field(default_factory=dict)
     duplicates: int = 0
+    merged: int = 0
     ops: dict[str, str | None] = field(default_factory=dict)
     _depth: dict[str, int] = field(default_factory=dict)
     _agent_parent: dict[str, _Span | None] = field(default_factory=dict)
@@ -816,9 +854,52 @@ class _Group:
             else:
                 self.by_id[span.span_id] = span
                 self.ops[span.span_id] = _operation(span)
+        self.merged = _merge_layers(self.by_id, self.ops)
+        self._not_agents()
         self.spans = sorted(
             self.by_id.values(), key=lambda s: (s.start_ns or 0, self.depth(s), s.line)
         )
+
+    def _not_agents(self) -> None:
+        """Agent spans that only stand around agents are no agents: OpenInference's unnamed
+        ``Agent workflow`` above the named agents, and the ``invoke_agent`` span of another
+        service (a controller) around an agent of the same name."""
+        children: dict[str, list[_Span]] = {}
+        for span in self.by_id.values():
+            if span.parent_id:
+                children.setdefault(span.parent_id, []).append(span)
+        wrappers = []
+        for span in self.by_id.values():
+            if self.ops[span.span_id] != "invoke_agent":
+                continue
+            below = self._agents_below(span, children)
+            unnamed = _first(span.attributes, "gen_ai.agent.name", "agent.name")[1] is None
+            orchestrates = below and unnamed and "openinference.span.kind" in span.attributes
+            wraps = any(
+                _normalised(_agent_name(a)) == _normalised(_agent_name(span))
+                and (a.scope, a.resource.get("service.name"))
+                != (span.scope, span.resource.get("service.name"))
+                for a in below
+            )
+            if orchestrates or wraps:
+                wrappers.append(span)
+        for span in wrappers:
+            self.ops[span.span_id] = None
+
+    def _agents_below(self, span: _Span, children: dict[str, list[_Span]]) -> list[_Span]:
+        """The nearest agent spans below a span (none of them below another)."""
+        found, todo = [], list(children.get(span.span_id, []))
+        seen = {span.span_id}
+        while todo:
+            node = todo.pop()
+            if node.span_id in seen:
+                continue  # a cycle in the parent links
+            seen.add(node.span_id)
+            if self.ops[node.span_id] in _AGENT_OPS:
+                found.append(node)
+            else:
+                todo += children.get(node.span_id, [])
+        return found
 
     def parent(self, span: _Span) -> _Span | None:
         return self.by_id.get(span.parent_id) if span.parent_id else None
@@ -881,6 +962,8 @@ class _StepBuilder:
         self._open_calls: dict[str, tuple[str | None, str]] = {}  # call id -> (agent, step id)
         self._last_in_scope: dict[str | None, str] = {}  # enclosing agent span id -> last agent
         self._transferred: tuple[str | None, str] | None = None
+        # the calls each agent's model asked for, to give tool spans without an id theirs
+        self._requested: dict[str | None, list[ToolCall]] = {}
 
     def steps(self) -> list[Step]:
         """The group's steps ordered by start time; the span tree kept in ``id``/``parent_id``."""
@@ -907,6 +990,8 @@ class _StepBuilder:
         }
         if op in _AGENT_OPS:
             self._handoff_to(span, agent, common)
+        elif op == "handoff":
+            self._handoff_span(span, agent, common)
         elif op == "execute_tool":
             self._tool_steps(span, agent, common)
         elif op in _LLM_OPS:
@@ -945,7 +1030,18 @@ class _StepBuilder:
         if self._transferred == (giver, _normalised(name)):
             self._transferred = None  # the transfer tool already recorded this handoff
             return
-        first_user = [m.text for m in _input_messages(span) if m.role == "user"]
+        # what the receiving agent was asked: its own input, else its first model call's
+        first_calls = [
+            s
+            for s in self._group.spans
+            if self._group.ops[s.span_id] in _LLM_OPS and self._group.agent_span(s) is span
+        ]
+        first_user = [
+            m.text
+            for s in [span, *first_calls[:1]]
+            for m in _input_messages(s)
+            if m.role == "user" and m.text
+        ]
         self._add(
             span,
             span.start_ns,
@@ -957,9 +1053,31 @@ class _StepBuilder:
             content=first_user[0] if first_user else None,
         )
 
+    def _handoff_span(self, span: _Span, agent: str | None, common: dict[str, Any]) -> None:
+        """A span of the handoff itself (``handoff to X``, from the agent in ``input.value``):
+        a handoff step, which the receiving agent's span then does not record again."""
+        giver = _plain_value(span.attributes, "input.value") or agent
+        recipient = (
+            _plain_value(span.attributes, "output.value") or span.name[len(_HANDOFF_PREFIX) :]
+        )
+        self._add(
+            span,
+            span.start_ns,
+            **{**common, "agent": giver},
+            kind=StepKind.handoff,
+            id=span.span_id,
+            recipient=recipient,
+            message_type=MessageType.handoff,
+        )
+        self._transferred = (giver, _normalised(recipient))
+
     def _tool_steps(self, span: _Span, agent: str | None, common: dict[str, Any]) -> None:
-        """A tool span: its call, its result or error, and the handoff of a transfer tool."""
-        call = self._tool_call(span)
+        """A tool span: its call and its result or error; a transfer tool (``transfer_to_X``)
+        is a handoff, not a call of a tool."""
+        if _transfer_target(_tool_name(span)) is not None:
+            self._transfer_handoff(span, _tool_name(span), agent, common)
+            return
+        call = self._tool_call(span, agent)
         self._add(
             span,
             span.start_ns,
@@ -980,20 +1098,29 @@ class _StepBuilder:
                 result=result,
                 error=error,
             )
-        self._transfer_handoff(span, call.name, agent, common)
 
-    def _tool_call(self, span: _Span) -> ToolCall:
-        """The call a tool span made; arguments that are not a JSON object go in the notes."""
+    def _tool_call(self, span: _Span, agent: str | None) -> ToolCall:
+        """The call a tool span made; arguments that are not a JSON object go in the notes.
+        A span without a call id takes the id of the call its agent's model asked for with
+        the same name (and arguments, when several match)."""
         arguments, raw_arguments = _tool_arguments(span)
         if raw_arguments is not None:
             self._notes.setdefault("unparsed_tool_arguments", []).append(
                 {"span_id": span.span_id, "value": raw_arguments}
             )
+        name = _tool_name(span)
         call_id = _first(span.attributes, "gen_ai.tool.call.id", "tool_call.id")[1]
+        requested = self._requested.get(agent, [])
+        same_name = [c for c in requested if c.name == name]
+        match = next((c for c in same_name if c.arguments == arguments), None)
+        match = match or (same_name[0] if same_name else None)
+        if call_id is not None:
+            match = next((c for c in requested if c.id == str(call_id)), None)
+        if match is not None:
+            requested.remove(match)
+            call_id = call_id if call_id is not None else match.id
         return ToolCall(
-            id=str(call_id) if call_id is not None else None,
-            name=_tool_name(span),
-            arguments=arguments,
+            id=str(call_id) if call_id is not None else None, name=name, arguments=arguments
         )
 
     def _transfer_handoff(
@@ -1038,6 +1165,7 @@ class _StepBuilder:
             error=span.error,
         )
         requested = [c for m in outputs for c in m.tool_calls]
+        self._requested[agent] = [c for c in requested if c.id is not None]
         if self._calls_from_messages:
             self._message_tool_steps(span, requested, agent, common)
         elif requested:
@@ -1124,6 +1252,159 @@ def _params(group: _Group) -> dict[str, Any]:
     return {}
 
 
+# --- one model call, several instrumentations -------------------------------------------------
+
+
+def _response_id(span: _Span) -> str | None:
+    """The provider's id of the response: the GenAI attribute, else OpenInference's raw
+    response body."""
+    value = span.attributes.get("gen_ai.response.id")
+    if value not in (None, ""):
+        return str(value)
+    body = _maybe_json(span.attributes.get("output.value"))
+    if isinstance(body, dict) and isinstance(body.get("id"), str):
+        return str(body["id"])
+    return None
+
+
+def _call_fingerprint(span: _Span, kind: str) -> tuple[Any, ...] | None:
+    """What two records of one call agree on, when they recorded content: for a model call
+    the number of input messages and the answer (text and requested call ids), for a tool
+    its call id or its name and arguments. None when the span recorded no content."""
+    if kind == "tool":
+        call_id = _first(span.attributes, "gen_ai.tool.call.id", "tool_call.id")[1]
+        if call_id is not None:
+            return ("id", str(call_id))
+        arguments, raw = _tool_arguments(span)
+        return ("args", _tool_name(span), json.dumps(arguments, sort_keys=True), str(raw))
+    inputs, outputs = _input_messages(span), _output_messages(span)
+    if not inputs and not outputs:
+        return None
+    calls = tuple(c.id or c.name for m in outputs for c in m.tool_calls)
+    return (len(inputs), _assistant_text(outputs), calls)
+
+
+def _same_call(a: _Span, b: _Span, kind: str) -> bool:
+    """Whether two overlapping spans, nested or side by side, record the same call."""
+    if a.start_ns is None or b.start_ns is None or a.end_ns is None or b.end_ns is None:
+        return False
+    if a.start_ns > b.end_ns or b.start_ns > a.end_ns:
+        return False
+    if kind == "llm":
+        ids = _response_id(a), _response_id(b)
+        if ids[0] is not None and ids[1] is not None:
+            return ids[0] == ids[1]
+    elif _tool_name(a) != _tool_name(b):
+        return False
+    prints = _call_fingerprint(a, kind), _call_fingerprint(b, kind)
+    if prints[0] is not None and prints[1] is not None:
+        return prints[0] == prints[1]
+    if kind == "llm":
+        # one side has no content (an instrumentation that leaves it out): the same model
+        models = sorted((_model(a.attributes) or "", _model(b.attributes) or ""), key=len)
+        return models[1].startswith(models[0])
+    return True
+
+
+def _content_weight(span: _Span) -> int:
+    """How much of a call a span recorded: its messages' text, tool calls and results."""
+    messages = [*_input_messages(span), *_output_messages(span)]
+    return sum(
+        len(m.text or "") + 50 * len(m.tool_calls) + 50 * len(m.responses) + 1 for m in messages
+    )
+
+
+def _merged_span(members: list[_Span], depth: dict[str, int]) -> _Span:
+    """One span for the records of one call: the outermost record's place in the tree and
+    times, and the union of the attributes with the richest record's first."""
+    outer = min(members, key=lambda s: (depth[s.span_id], s.start_ns or 0))
+    richest = max(members, key=_content_weight)
+    attributes: dict[str, Any] = {}
+    for member in [richest, *members]:
+        for key, value in member.attributes.items():
+            attributes.setdefault(key, value)
+    failed = [m for m in members if m.status_error]
+    return replace(
+        outer,
+        attributes=attributes,
+        events=[ev for m in members for ev in m.events],
+        status_error=bool(failed),
+        status_message=next((m.status_message for m in failed if m.status_message), None),
+    )
+
+
+def _merge_layers(by_id: dict[str, _Span], ops: dict[str, str | None]) -> int:
+    """Fold the spans that record one model call (or one tool execution) into one span.
+
+    Stacked instrumentations (a framework's own spans plus OpenLLMetry, OpenInference or the
+    official OpenAI instrumentation) each record every call. Spans of the same kind that
+    overlap in time, nested in one another or side by side under one parent, are one call
+    when their response ids agree, else when their content agrees, else (one of them
+    recorded no content) when their models agree. The folded span's children move to it.
+
+    Returns:
+        the number of spans folded away.
+    """
+    kinds = {
+        span_id: "llm" if op in _LLM_OPS else "tool"
+        for span_id, op in ops.items()
+        if op in _LLM_OPS or op == "execute_tool"
+    }
+    if len(kinds) < 2:
+        return 0
+    boss: dict[str, str] = {}  # union-find over span ids
+
+    def find(span_id: str) -> str:
+        while boss.get(span_id, span_id) != span_id:
+            span_id = boss[span_id]
+        return span_id
+
+    siblings: dict[str | None, list[_Span]] = {}
+    for span_id in kinds:
+        span = by_id[span_id]
+        parent = by_id.get(span.parent_id) if span.parent_id else None
+        nested = parent is not None and kinds.get(parent.span_id) == kinds[span_id]
+        if parent is not None and nested and _same_call(span, parent, kinds[span_id]):
+            boss[find(span_id)] = find(parent.span_id)
+        siblings.setdefault(span.parent_id, []).append(span)
+    for group in siblings.values():
+        for i, a in enumerate(group):
+            for b in group[i + 1 :]:
+                kind = kinds[a.span_id]
+                unjoined = kind == kinds[b.span_id] and find(a.span_id) != find(b.span_id)
+                if unjoined and _same_call(a, b, kind):
+                    boss[find(b.span_id)] = find(a.span_id)
+    if not boss:
+        return 0
+    members: dict[str, list[_Span]] = {}
+    for span_id in kinds:
+        members.setdefault(find(span_id), []).append(by_id[span_id])
+    depth: dict[str, int] = {}
+    for span_id in kinds:
+        node, n, seen = by_id[span_id], 0, {span_id}
+        while node.parent_id in by_id and node.parent_id not in seen:
+            seen.add(node.parent_id)
+            node, n = by_id[node.parent_id], n + 1
+        depth[span_id] = n
+    moved: dict[str, str] = {}  # folded span id -> the span it became
+    folded = 0
+    for group in members.values():
+        if len(group) < 2:
+            continue
+        merged = _merged_span(group, depth)
+        for member in group:
+            del by_id[member.span_id]
+            if member.span_id != merged.span_id:
+                moved[member.span_id] = merged.span_id
+                del ops[member.span_id]
+                folded += 1
+        by_id[merged.span_id] = merged
+    for span_id, span in list(by_id.items()):
+        if span.parent_id in moved:
+            by_id[span_id] = replace(span, parent_id=moved[span.parent_id])
+    return folded
+
+
 def _build_trace(
     spans: list[_Span], trace_id: str, task_id_attribute: str, notes: dict[str, Any]
 ) -> Trace:
@@ -1167,8 +1448,8 @@ def _build_trace(
         "source_format": "otel",
         "trace_ids": sorted({s.trace_id for s in group.spans}),
         "root_span": root.name,
-        "span_count": len(group.spans),
-        "scopes": sorted({s.scope for s in group.spans if s.scope}),
+        "span_count": len(group.spans) + group.merged,
+        "scopes": sorted({s.scope for s in spans if s.scope}),
     }
     service = root.resource.get("service.name")
     if service is not None:
@@ -1179,6 +1460,8 @@ def _build_trace(
         metadata["unmapped_spans"] = dict(unmapped)
     if group.duplicates:
         metadata["duplicate_spans"] = group.duplicates
+    if group.merged:
+        metadata["merged_spans"] = group.merged
     if not any(group.parent(s) is None and s.parent_id is None for s in group.spans):
         metadata["root_span_missing"] = True
     if any(s.status_error for s in group.spans):
@@ -1269,10 +1552,10 @@ def _attach(spans: list[_Span], logs: list[_LogEvent]) -> dict[str, Any]:
 
 
 def _trace_or_error(
-    spans: list[_Span], logs: list[_LogEvent], group_id: str, source: str, task_id_attribute: str
+    spans: list[_Span], notes: dict[str, Any], group_id: str, source: str, task_id_attribute: str
 ) -> Trace | ReadError:
     try:
-        return _build_trace(spans, group_id, task_id_attribute, _attach(spans, logs))
+        return _build_trace(spans, group_id, task_id_attribute, notes)
     except ValidationError as exc:
         line = min(s.line for s in spans)
         return validation_read_error(source, line, exc, prefix=f"trace {group_id}")
@@ -1280,8 +1563,8 @@ def _trace_or_error(
 
 def _conversation_of(spans: list[_Span]) -> str | None:
     for span in spans:
-        value = span.attributes.get("gen_ai.conversation.id", span.attributes.get("session.id"))
-        if value not in (None, ""):
+        _, value = _first(span.attributes, *_CONVERSATION_KEYS)
+        if value is not None:
             return str(value)
     return None
 
@@ -1294,17 +1577,98 @@ def _late(kind: str, trace_id: str) -> _BadField:
     )
 
 
+def _is_bare(spans: list[_Span]) -> bool:
+    """Whether a trace is model calls without a span around them (an app that opens no span
+    of its own): every span without a parent in the trace is a model call."""
+    ids = {s.span_id for s in spans}
+    tops = [s for s in spans if s.parent_id not in ids]
+    return bool(tops) and all(_operation(s) in _LLM_OPS for s in tops)
+
+
+@dataclass
+class _Run:
+    """The traces that make one run, while it may still grow."""
+
+    group_id: str
+    spans: list[_Span]
+    notes: dict[str, Any]
+    open_calls: set[str] = field(default_factory=set)
+
+
+class _Runs:
+    """Puts the traces of one run together.
+
+    A trace with a span around its model calls is a run of its own. Bare model calls (one
+    trace each) are grouped by their conversation id (``gen_ai.conversation.id``,
+    ``session.id``, ``thread.id``) until the end of the file, else by message continuity: a
+    call whose input answers tool calls an earlier call asked for continues that call's run,
+    which is complete once its last call asks for no tool. With ``by_conversation``, every
+    trace with a conversation id joins its conversation.
+    """
+
+    def __init__(self, by_conversation: bool) -> None:
+        self._by_conversation = by_conversation
+        self._held: dict[tuple[str, str], _Run] = {}
+
+    def add(
+        self, trace_id: str, spans: list[_Span], notes: dict[str, Any]
+    ) -> Iterator[tuple[str, list[_Span], dict[str, Any]]]:
+        """The runs this trace completes: itself, or one it continues."""
+        bare = _is_bare(spans)
+        conversation = _conversation_of(spans) if self._by_conversation or bare else None
+        if conversation is not None:
+            self._join(("conversation", conversation), trace_id, spans, notes)
+            return
+        if not bare:
+            yield trace_id, spans, notes
+            return
+        answers = {call_id for s in spans for m in _input_messages(s) for call_id, _ in m.responses}
+        asked = {c.id for s in spans for m in _output_messages(s) for c in m.tool_calls if c.id}
+        key = next(
+            (k for k, run in self._held.items() if k[0] == "calls" and run.open_calls & answers),
+            ("calls", trace_id),
+        )
+        run = self._join(key, trace_id, spans, notes)
+        run.open_calls = (run.open_calls - answers) | asked
+        if not run.open_calls:
+            del self._held[key]
+            yield run.group_id, run.spans, run.notes
+
+    def _join(
+        self, key: tuple[str, str], trace_id: str, spans: list[_Span], notes: dict[str, Any]
+    ) -> _Run:
+        run = self._held.get(key)
+        if run is None:
+            run = self._held[key] = _Run(key[1] if key[0] == "conversation" else trace_id, [], {})
+        run.spans += spans
+        for note, n in notes.items():
+            run.notes[note] = run.notes.get(note, 0) + n
+        return run
+
+    def rest(self) -> Iterator[tuple[str, list[_Span], dict[str, Any]]]:
+        """The runs still held at the end of the file."""
+        for run in self._held.values():
+            yield run.group_id, run.spans, run.notes
+        self._held.clear()
+
+
 def _preload_logs(
-    paths: Sequence[str | Path], logs: dict[str, list[_LogEvent]]
+    paths: Sequence[str | Path], logs: dict[str, list[_LogEvent]], *, same_file: bool = False
 ) -> Iterator[ReadError]:
+    """Read the GenAI log records of OTLP logs exports. In the span file itself
+    (``same_file``), only the documents that mention ``resourceLogs`` are parsed and what
+    is not a logs export is left to the span pass."""
     for path in paths:
-        for item in _documents(path):
+        for item in _documents(path, "resourceLogs" if same_file else None):
             if isinstance(item, ReadError):
-                yield item
+                if not same_file:
+                    yield item
                 continue
             line, doc = item
             if not isinstance(doc, dict) or "resourceLogs" not in doc:
-                yield ReadError(str(path), line, "resourceLogs", "missing: not an OTLP logs export")
+                if not same_file:
+                    message = "missing: not an OTLP logs export"
+                    yield ReadError(str(path), line, "resourceLogs", message)
                 continue
             events, errors = _log_events(doc, str(path), line)
             for ev in events:
@@ -1340,49 +1704,43 @@ def read_otel(
     source = str(path)
     open_logs: dict[str, list[_LogEvent]] = {}
     yield from _preload_logs(log_files, open_logs)
+    # log records are exported apart from the spans, often after them: read them first
+    yield from _preload_logs([path], open_logs, same_file=True)
     open_traces: dict[str, list[_Span]] = {}
     emitted: set[str] = set()
+    runs = _Runs(by_conversation=group_by == "conversation")
+
+    def close(trace_id: str) -> Iterator[Trace | ReadError]:
+        spans = open_traces.pop(trace_id)
+        notes = _attach(spans, open_logs.pop(trace_id, []))
+        for group_id, run_spans, run_notes in runs.add(trace_id, spans, notes):
+            yield _trace_or_error(run_spans, run_notes, group_id, source, task_id_attribute)
+
     for item in _documents(path):
         if isinstance(item, ReadError):
             yield item
             continue
         line, doc = item
-        completed: list[str] = []
         if isinstance(doc, dict) and "resourceLogs" in doc:
-            events, errors = _log_events(doc, source, line)
-            for ev in events:
-                if ev.trace_id in emitted:
-                    errors.append(_late(f"log record {ev.event.name}", ev.trace_id))
-                else:
-                    open_logs.setdefault(ev.trace_id, []).append(ev)
-        else:
-            spans, errors = _spans_of(doc, line)
-            for span in spans:
-                if span.trace_id in emitted:
-                    errors.append(_late(f"span {span.span_id}", span.trace_id))
-                    continue
-                open_traces.setdefault(span.trace_id, []).append(span)
-                if group_by == "trace" and span.parent_id is None:
-                    completed.append(span.trace_id)
+            continue  # read before the spans
+        completed: list[str] = []
+        spans, errors = _spans_of(doc, line)
+        for span in spans:
+            if span.trace_id in emitted:
+                errors.append(_late(f"span {span.span_id}", span.trace_id))
+                continue
+            open_traces.setdefault(span.trace_id, []).append(span)
+            if group_by == "trace" and span.parent_id is None:
+                completed.append(span.trace_id)
         if errors:
             yield _line_error(source, line, errors)
         for trace_id in dict.fromkeys(completed):
             emitted.add(trace_id)
-            yield _trace_or_error(
-                open_traces.pop(trace_id),
-                open_logs.pop(trace_id, []),
-                trace_id,
-                source,
-                task_id_attribute,
-            )
-    groups: dict[str, list[str]] = {}
-    for trace_id, spans in open_traces.items():
-        key = _conversation_of(spans) if group_by == "conversation" else None
-        groups.setdefault(key or trace_id, []).append(trace_id)
-    for group_id, trace_ids in groups.items():
-        spans = [s for t in trace_ids for s in open_traces[t]]
-        logs = [ev for t in trace_ids for ev in open_logs.pop(t, [])]
-        yield _trace_or_error(spans, logs, group_id, source, task_id_attribute)
+            yield from close(trace_id)
+    for trace_id in list(open_traces):
+        yield from close(trace_id)
+    for group_id, run_spans, run_notes in runs.rest():
+        yield _trace_or_error(run_spans, run_notes, group_id, source, task_id_attribute)
     for trace_id, logs in open_logs.items():
         # records from log_files may belong to spans in other span files: only this file's count
         orphans = [ev for ev in logs if ev.source == source]

@@ -1,0 +1,209 @@
+"""The OpenTelemetry importer on spans recorded by the real instrumentation libraries.
+
+The files in tests/fixtures/otel were written by ``tests/fixtures/make_otel_fixtures.py``: the
+real ``openai`` SDK against a scripted chat-completions server on 127.0.0.1, the real
+instrumentation packages and the real OTel SDK and OTLP encoder (``versions.json`` says which
+versions). The server's script fixes what the model says and its token counts
+(``40 + 10 * messages`` in, ``7 + 5 * tool calls`` out), so every expected value below follows
+from the script.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from agentgauge.io.otel import read_otel
+from agentgauge.model import StepKind, Trace
+
+FIXTURES = Path(__file__).parent / "fixtures" / "otel"
+QUESTION = "What's the weather in Paris and in Rome?"
+FINAL = "Paris: 18°C and sunny. Rome: 24°C and clear."
+WEATHER_SCHEMA = {
+    "type": "object",
+    "properties": {"city": {"type": "string"}},
+    "required": ["city"],
+}
+
+
+def _traces(name: str) -> list[Trace]:
+    items = list(read_otel(FIXTURES / name))
+    assert all(isinstance(t, Trace) for t in items), items
+    return [t for t in items if isinstance(t, Trace)]
+
+
+def _kinds(trace: Trace) -> list[tuple[str, str | None, str | None]]:
+    return [(s.kind.value, s.agent, s.recipient) for s in trace.steps]
+
+
+# The plain tool loop: system + user -> two get_weather calls; + assistant + 2 tool messages
+# -> the answer. Usage: (40 + 10*2, 7 + 5*2) + (40 + 10*5, 7) = (150, 24).
+LOOP_FILES = [
+    "openinference_openai.jsonl",  # one trace per model call, no span around them
+    "openai_v2.jsonl",  # conventions 1.30: content in log events, tool results keyed "id"
+    "openai_v2_latest.jsonl",  # latest conventions: gen_ai.input/output.messages parts
+    "openllmetry.jsonl",  # OpenLLMetry 0.62: parts and gen_ai.tool.definitions
+    "openllmetry_legacy.jsonl",  # OpenLLMetry 0.40: gen_ai.prompt.N, llm.request.functions.N
+    "layered.jsonl",  # all three OpenAI instrumentations at once under an HTTP server span
+]
+
+
+@pytest.mark.parametrize("name", LOOP_FILES)
+def test_tool_loop_is_one_run_with_results_and_usage_counted_once(name: str) -> None:
+    (trace,) = _traces(name)
+    assert [s.kind for s in trace.steps] == [
+        StepKind.llm,
+        StepKind.tool_call,
+        StepKind.tool_call,
+        StepKind.tool_result,
+        StepKind.tool_result,
+        StepKind.llm,
+    ]
+    calls = [(c.id, c.name, c.arguments) for c in trace.tool_calls]
+    assert calls == [
+        ("call_paris", "get_weather", {"city": "Paris"}),
+        ("call_rome", "get_weather", {"city": "Rome"}),
+    ]
+    results = [(s.parent_id, s.result) for s in trace.steps if s.kind is StepKind.tool_result]
+    call_steps = [s.id for s in trace.steps if s.kind is StepKind.tool_call]
+    assert results == [
+        (call_steps[0], {"temp": 18, "sky": "sunny"}),
+        (call_steps[1], {"temp": 24, "sky": "clear"}),
+    ]
+    assert [(s.usage.input_tokens, s.usage.output_tokens) for s in trace.steps if s.usage] == [
+        (60, 17),
+        (90, 7),
+    ]
+    assert trace.usage is not None
+    assert (trace.usage.input_tokens, trace.usage.output_tokens) == (150, 24)
+    assert trace.task.input == QUESTION
+    assert trace.output == FINAL
+    assert trace.agent is None  # no agent span: no placeholder name
+    assert {s.agent for s in trace.steps} == {None}
+    assert trace.params["temperature"] == 0.2
+    # the official instrumentation does not record the tools offered; the others do
+    expected_tools = [] if name.startswith("openai_v2") else ["get_weather"]
+    assert [t.name for t in trace.task.tools] == expected_tools
+    if expected_tools:
+        assert trace.task.tools[0].parameters == WEATHER_SCHEMA
+        assert trace.task.tools[0].description == "The current weather of a city."
+
+
+def test_bare_model_calls_are_joined_by_the_tool_calls_they_answer() -> None:
+    (trace,) = _traces("openinference_openai.jsonl")
+    assert len(trace.metadata["trace_ids"]) == 2  # type: ignore[arg-type]
+    assert trace.metadata["span_count"] == 2
+
+
+def test_log_events_exported_after_their_spans_are_read() -> None:
+    (trace,) = _traces("openai_v2.jsonl")
+    # 2 system + 2 user + 1 assistant + 2 tool messages + 2 choices
+    assert trace.metadata["log_records"] == 9
+    assert "unattached_log_records" not in trace.metadata
+
+
+def test_layered_instrumentation_is_merged_into_one_step_per_model_call() -> None:
+    (trace,) = _traces("layered.jsonl")
+    meta = trace.metadata
+    assert meta["span_count"] == 7  # 3 records of each of 2 calls + the HTTP server span
+    assert meta["merged_spans"] == 4
+    assert meta["scopes"] == [
+        "openinference.instrumentation.openai",
+        "opentelemetry.instrumentation.openai.v1",
+        "opentelemetry.instrumentation.openai_v2",
+        "weather.app",
+    ]
+    assert meta["unmapped_spans"] == {"POST /ask": 1}  # an HTTP server span is no agent
+    assert meta["models"] == {"gpt-4o-mini": 2}
+    # the merged step keeps the outermost record (the official instrumentation's span)
+    llm_spans = [s.id for s in trace.steps if s.kind is StepKind.llm]
+    lines = [json.loads(line) for line in (FIXTURES / "layered.jsonl").read_text().splitlines()]
+    outer = {
+        span["spanId"]
+        for line in lines
+        for rs in line.get("resourceSpans", [])
+        for ss in rs["scopeSpans"]
+        if ss["scope"]["name"] == "opentelemetry.instrumentation.openai_v2"
+        for span in ss["spans"]
+    }
+    assert set(llm_spans) == outer
+
+
+def test_openai_agents_with_openinference() -> None:
+    (trace,) = _traces("openai_agents.jsonl")
+    assert _kinds(trace) == [
+        ("llm", "Triage agent", None),
+        # the handoff span, not a tool called "to Weather agent"; transfer_to_weather_agent
+        # is no tool call either
+        ("handoff", "Triage agent", "Weather agent"),
+        ("llm", "Weather agent", None),
+        ("tool_call", "Weather agent", None),
+        ("tool_call", "Weather agent", None),
+        ("tool_result", "Weather agent", None),
+        ("tool_result", "Weather agent", None),
+        ("llm", "Weather agent", None),
+    ]
+    assert trace.agent == "Triage agent"  # not the unnamed "Agent workflow" around the agents
+    assert trace.steps[1].message_type is not None
+    assert trace.steps[1].message_type.value == "handoff"
+    # the tool spans carry no call id: they take the ids the model gave the calls
+    calls = [(c.id, c.name, c.arguments) for c in trace.tool_calls]
+    assert calls == [
+        ("call_paris", "get_weather", {"city": "Paris"}),
+        ("call_forecast", "get_forecast", {"city": "Rome", "days": 2}),
+    ]
+    paris, forecast = trace.steps[5], trace.steps[6]
+    assert (paris.result, paris.error) == ({"temp": 18, "sky": "sunny"}, None)
+    assert forecast.result == "An error occurred while running the tool. Please try again."
+    assert forecast.error is not None and "get_forecast" in forecast.error
+    # tools from the tool spans' names, descriptions and JSON schemas
+    tools = {t.name: t for t in trace.task.tools}
+    assert list(tools) == ["get_weather", "get_forecast"]
+    assert tools["get_forecast"].description == "The forecast of a city for the next days."
+    assert tools["get_forecast"].parameters["required"] == ["city", "days"]
+    # (40 + 10*2, 7 + 5) + (40 + 10*4, 7 + 10) + (40 + 10*7, 7)
+    assert trace.usage is not None
+    assert (trace.usage.input_tokens, trace.usage.output_tokens) == (250, 36)
+    assert trace.output == FINAL
+    assert trace.task.input == QUESTION
+    assert trace.metadata["error_spans"] == 1
+
+
+def test_pydantic_ai_delegation_and_a_tool_raising_model_retry() -> None:
+    (trace,) = _traces("pydantic_ai.jsonl")
+    assert _kinds(trace) == [
+        ("llm", "triage_agent", None),
+        ("tool_call", "triage_agent", None),
+        # the agent run inside the triage agent's tool: a handoff to it
+        ("handoff", "triage_agent", "weather_agent"),
+        ("llm", "weather_agent", None),
+        ("tool_call", "weather_agent", None),
+        ("tool_call", "weather_agent", None),
+        ("tool_result", "weather_agent", None),
+        ("tool_result", "weather_agent", None),
+        ("llm", "weather_agent", None),
+        ("tool_result", "triage_agent", None),
+        ("llm", "triage_agent", None),
+    ]
+    assert trace.steps[2].content == "Weather in Paris and Rome?"
+    calls = [(c.id, c.name, c.arguments) for c in trace.tool_calls]
+    assert calls == [
+        ("call_delegate", "ask_weather_agent", {"question": "Weather in Paris and Rome?"}),
+        ("call_paris", "get_weather", {"city": "Paris"}),
+        ("call_forecast", "get_forecast", {"city": "Rome", "days": 2}),
+    ]
+    retry = trace.steps[7]
+    message = "the forecast service is unavailable, answer without it"
+    assert (retry.error, retry.result) == (message, message)  # ModelRetry's own message
+    assert trace.steps[9].result == FINAL
+    tools = [t.name for t in trace.task.tools]
+    assert tools == ["ask_weather_agent", "get_weather", "get_forecast"]
+    # instructions go as a system message: triage [system, user] (60, 7 + 5), weather
+    # [system, user] (60, 7 + 10), then + assistant + 2 tool replies (90, 7), triage + assistant
+    # + tool reply (80, 7)
+    assert trace.usage is not None
+    assert (trace.usage.input_tokens, trace.usage.output_tokens) == (290, 43)
+    assert trace.agent == "triage_agent"
+    assert trace.output == FINAL
