@@ -556,10 +556,18 @@ def test_odd_attribute_values_never_crash_the_builder(tmp_path: Path) -> None:
 
 
 def test_registry() -> None:
-    assert set(IMPORTERS) == {"native", "otel", "openai-chat"}
+    assert set(IMPORTERS) == {
+        "native",
+        "otel",
+        "otlp-json",
+        "otlp-proto",
+        "jaeger",
+        "tempo",
+        "openai-chat",
+    }
     assert get_importer("native") is read_traces
-    with pytest.raises(ValueError, match="native, openai-chat, otel"):
-        get_importer("jaeger")
+    with pytest.raises(ValueError, match="jaeger, native, openai-chat, otel, otlp-json"):
+        get_importer("zipkin")
 
 
 def test_cli_evaluate_otel_computes_behaviour_metrics(tmp_path: Path) -> None:

@@ -171,8 +171,9 @@ def test_openai_agents_with_openinference() -> None:
     assert trace.metadata["error_spans"] == 1
 
 
-def test_pydantic_ai_delegation_and_a_tool_raising_model_retry() -> None:
-    (trace,) = _traces("pydantic_ai.jsonl")
+@pytest.mark.parametrize("name", ["pydantic_ai.jsonl", "pydantic_ai_layered.jsonl"])
+def test_pydantic_ai_delegation_and_a_tool_raising_model_retry(name: str) -> None:
+    (trace,) = _traces(name)
     assert _kinds(trace) == [
         ("llm", "triage_agent", None),
         ("tool_call", "triage_agent", None),
@@ -207,3 +208,19 @@ def test_pydantic_ai_delegation_and_a_tool_raising_model_retry() -> None:
     assert (trace.usage.input_tokens, trace.usage.output_tokens) == (290, 43)
     assert trace.agent == "triage_agent"
     assert trace.output == FINAL
+
+
+def test_pydantic_ai_under_other_instrumentations_and_a_controller() -> None:
+    (trace,) = _traces("pydantic_ai_layered.jsonl")
+    meta = trace.metadata
+    # each of the 4 model calls recorded by pydantic-ai, OpenLLMetry and OpenInference
+    assert meta["merged_spans"] == 8
+    assert meta["models"] == {"gpt-4o-mini": 4}
+    # the controller's span around the agent names it another way: no agent, no handoff
+    assert meta["unmapped_spans"] == {"invoke_agent triage-agent": 1}
+    assert meta["scopes"] == [
+        "controller",
+        "openinference.instrumentation.openai",
+        "opentelemetry.instrumentation.openai.v1",
+        "pydantic-ai",
+    ]

@@ -114,7 +114,14 @@ def importer(
 IMPORTERS: Registry[ImporterInfo] = Registry(
     "trace format",
     "agentgauge.importers",
-    builtins=("agentgauge.io.jsonl", "agentgauge.io.otel", "agentgauge.io.openai_chat"),
+    builtins=(
+        "agentgauge.io.jsonl",
+        "agentgauge.io.otel",
+        "agentgauge.io.jaeger",
+        "agentgauge.io.tempo",
+        "agentgauge.io.otlp_proto",
+        "agentgauge.io.openai_chat",
+    ),
     adopt=lambda name, obj: importer(name)(obj),
 )
 """Every importer by format name."""

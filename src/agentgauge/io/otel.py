@@ -28,6 +28,10 @@ the whole file, since a conversation's turns can be anywhere in it.
 
 from __future__ import annotations
 
+import base64
+import binascii
+import gzip
+import io
 import json
 import re
 import zlib
@@ -36,25 +40,34 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, Literal
+from typing import IO, Any, Literal, cast
 
 from pydantic import ValidationError
 
 from agentgauge.io.importers import importer
+from agentgauge.io.jaeger import is_jaeger, jaeger_to_otlp
 from agentgauge.io.jsonl import (
     NESTED_TOO_DEEPLY,
     ReadError,
     invalid_json,
-    open_text,
     validation_read_error,
 )
+from agentgauge.io.otlp_proto import decode_request, is_protobuf
+from agentgauge.io.span_options import DEFAULT_TASK_ID_ATTRIBUTE, GroupBy
 from agentgauge.model import MessageType, Step, StepKind, Task, ToolCall, ToolSpec, Trace, Usage
 
-__all__ = ["DEFAULT_TASK_ID_ATTRIBUTE", "GroupBy", "read_otel"]
+__all__ = [
+    "DEFAULT_TASK_ID_ATTRIBUTE",
+    "SPAN_FORMATS",
+    "GroupBy",
+    "SpanFormat",
+    "read_otel",
+    "read_otlp_json",
+]
 
-GroupBy = Literal["trace", "conversation"]
+SpanFormat = Literal["auto", "otlp-json", "otlp-proto", "jaeger", "tempo"]
+SPAN_FORMATS: tuple[str, ...] = ("auto", "otlp-json", "otlp-proto", "jaeger", "tempo")
 
-DEFAULT_TASK_ID_ATTRIBUTE = "gen_ai.conversation.id"
 _CONVERSATION_KEYS = ("gen_ai.conversation.id", "session.id", "thread.id")
 
 _AGENT_OPS = frozenset({"invoke_agent", "invoke_workflow"})
@@ -78,6 +91,7 @@ _REQUEST_PARAMS = {
     "gen_ai.request.presence_penalty": "presence_penalty",
 }
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_HEX = re.compile(r"[0-9a-fA-F]+")
 _SECRET = re.compile(r"api[_-]?key|secret|password|authori[sz]ation|access[_-]?token", re.I)
 
 
@@ -147,8 +161,37 @@ class _Message:
 # --- reading documents ------------------------------------------------------------------------
 
 
+def _open_binary(path: str | Path) -> IO[bytes]:
+    """A file's bytes, decompressed when they are gzip (told by their first bytes)."""
+    fh = open(path, "rb")  # noqa: SIM115 - returned to the caller, who closes it
+    if fh.read(2) == b"\x1f\x8b":
+        fh.seek(0)
+        return cast(IO[bytes], gzip.GzipFile(fileobj=fh))
+    fh.seek(0)
+    return fh
+
+
+def _protobuf_document(
+    path: str | Path, needle: str | None
+) -> Iterator[tuple[int, Any] | ReadError]:
+    """The one request of an OTLP protobuf file, as its OTLP/JSON dict."""
+    with _open_binary(path) as fh:
+        data = fh.read()
+    try:
+        doc = decode_request(data)
+    except ImportError:
+        message = "reading OTLP protobuf needs opentelemetry-proto: pip install 'agentgauge[otel]'"
+        yield ReadError(str(path), 1, None, message)
+        return
+    except ValueError as exc:
+        yield ReadError(str(path), 1, None, str(exc))
+        return
+    if needle is None or needle in doc:
+        yield 1, doc
+
+
 def _documents(
-    path: str | Path, needle: str | None = None
+    path: str | Path, needle: str | None = None, span_format: SpanFormat = "auto"
 ) -> Iterator[tuple[int, Any] | ReadError]:
     """The JSON documents of a file with the line each starts on.
 
@@ -159,6 +202,9 @@ def _documents(
     """
     last = 0
     try:
+        if span_format == "otlp-proto" or (span_format == "auto" and _binary(path)):
+            yield from _protobuf_document(path, needle)
+            return
         for item in _documents_of(path, needle):
             last = item.line if isinstance(item, ReadError) else item[0]
             yield item
@@ -166,9 +212,14 @@ def _documents(
         yield ReadError(str(path), last + 1, None, f"the file cannot be read on: {exc}")
 
 
+def _binary(path: str | Path) -> bool:
+    with _open_binary(path) as fh:
+        return is_protobuf(fh.read(64))
+
+
 def _documents_of(path: str | Path, needle: str | None) -> Iterator[tuple[int, Any] | ReadError]:
     source = str(path)
-    with open_text(path) as fh:
+    with io.TextIOWrapper(_open_binary(path), encoding="utf-8-sig") as fh:
         first = 0
         for first, text in enumerate(fh, start=1):
             if not text.strip():
@@ -304,10 +355,20 @@ def _nanos(value: Any, where: str) -> int | None:
 
 
 def _hex_id(value: Any) -> str | None:
+    """An id as lowercase hex: a ``0x`` prefix is dropped, and the base64 of protobuf's JSON
+    mapping (Tempo, ``MessageToJson``: 24 characters for a trace id, 12 for a span id) is
+    decoded."""
     if value is None or value == "":
         return None
     text = str(value)
-    return text[2:] if text.startswith("0x") else text
+    if text.startswith("0x"):
+        return text[2:]
+    if len(text) in (12, 24) and not _HEX.fullmatch(text):
+        try:
+            return base64.b64decode(text, validate=True).hex()
+        except binascii.Error:
+            return text
+    return text
 
 
 def _first(d: dict[str, Any], *keys: str) -> tuple[str, Any]:
@@ -373,8 +434,25 @@ def _decode_span(
     )
 
 
+def _as_otlp(doc: Any, span_format: SpanFormat) -> tuple[Any, _BadField | None]:
+    """A document of another span format in OTLP/JSON's shape: Jaeger's query API converted,
+    Tempo's ``batches`` renamed. ``auto`` tells the formats apart by their keys."""
+    jaeger = is_jaeger(doc)
+    tempo = isinstance(doc, dict) and "batches" in doc
+    if span_format == "jaeger" and not jaeger:
+        return None, _BadField("data", "missing: not a Jaeger export (data[].spans)")
+    if span_format == "tempo" and not (tempo or (isinstance(doc, dict) and "resourceSpans" in doc)):
+        return None, _BadField("batches", "missing: not a Tempo export (batches, resourceSpans)")
+    if jaeger and span_format in ("auto", "jaeger"):
+        return jaeger_to_otlp(doc), None
+    if tempo and span_format in ("auto", "tempo"):
+        return {"resourceSpans": doc["batches"]}, None
+    return doc, None
+
+
 def _spans_of(doc: Any, line: int) -> tuple[list[_Span], list[_BadField]]:
-    """The spans of one document; spans that cannot be read come back as errors."""
+    """The spans of one OTLP/JSON document (a request, a span or a list of spans); spans that
+    cannot be read come back as errors."""
     spans: list[_Span] = []
     errors: list[_BadField] = []
 
@@ -1653,13 +1731,18 @@ class _Runs:
 
 
 def _preload_logs(
-    paths: Sequence[str | Path], logs: dict[str, list[_LogEvent]], *, same_file: bool = False
+    paths: Sequence[str | Path],
+    logs: dict[str, list[_LogEvent]],
+    *,
+    same_file: bool = False,
+    span_format: SpanFormat = "auto",
 ) -> Iterator[ReadError]:
     """Read the GenAI log records of OTLP logs exports. In the span file itself
     (``same_file``), only the documents that mention ``resourceLogs`` are parsed and what
     is not a logs export is left to the span pass."""
     for path in paths:
-        for item in _documents(path, "resourceLogs" if same_file else None):
+        needle = "resourceLogs" if same_file else None
+        for item in _documents(path, needle, span_format if same_file else "auto"):
             if isinstance(item, ReadError):
                 if not same_file:
                     yield item
@@ -1677,35 +1760,47 @@ def _preload_logs(
                 yield _line_error(str(path), line, errors)
 
 
-@importer("otel", description="OpenTelemetry GenAI / OpenInference spans (OTLP/JSON)")
+@importer(
+    "otel",
+    description="OpenTelemetry GenAI / OpenInference spans in any span format, told by content",
+)
 def read_otel(
     path: str | Path,
     *,
     group_by: GroupBy = "trace",
     task_id_attribute: str = DEFAULT_TASK_ID_ATTRIBUTE,
     log_files: Sequence[str | Path] = (),
+    span_format: SpanFormat = "auto",
 ) -> Iterator[Trace | ReadError]:
-    """Stream the agent runs of an OTLP/JSON span file as Traces.
+    """Stream the agent runs of a span file as Traces.
 
     Args:
-        path: the file (``.gz`` accepted): one OTLP ``ExportTraceServiceRequest`` JSON per line
-            (the Collector's file exporter), one or several concatenated JSON documents, or a
-            JSON list of flattened spans. OTLP logs exports (``resourceLogs``) in the same file
-            are read too: their GenAI events join the spans they name.
+        path: the file, gzip-compressed or not: one OTLP/JSON ``ExportTraceServiceRequest`` per
+            line (the Collector's file exporter), one or several concatenated JSON documents
+            (a whole OTLP/HTTP request, a Tempo ``batches`` export, a Jaeger query-API
+            export), a JSON list of spans as the SDKs' console exporters print them, or an OTLP
+            protobuf request. OTLP logs exports (``resourceLogs``) in the same file are read
+            too: their GenAI events join the spans they name.
         group_by: ``trace`` (one Trace per trace id, emitted once its root span is read) or
             ``conversation`` (one Trace per ``gen_ai.conversation.id`` / ``session.id``, traces
             without one stand alone; holds the file's spans until its end).
         task_id_attribute: the span attribute that holds the task id (searched on the root span
             first, then on every span; ``session.id`` is the fallback); the trace id otherwise.
         log_files: OTLP logs exports written to other files (read first, held in memory).
+        span_format: ``auto`` tells the formats apart by their content; ``otlp-json``,
+            ``otlp-proto``, ``jaeger`` or ``tempo`` reads the file as that format only.
     """
     if group_by not in ("trace", "conversation"):
         raise ValueError(f"group_by must be 'trace' or 'conversation', not {group_by!r}")
+    if span_format not in SPAN_FORMATS:
+        raise ValueError(
+            f"span_format must be one of {', '.join(SPAN_FORMATS)}, not {span_format!r}"
+        )
     source = str(path)
     open_logs: dict[str, list[_LogEvent]] = {}
     yield from _preload_logs(log_files, open_logs)
     # log records are exported apart from the spans, often after them: read them first
-    yield from _preload_logs([path], open_logs, same_file=True)
+    yield from _preload_logs([path], open_logs, same_file=True, span_format=span_format)
     open_traces: dict[str, list[_Span]] = {}
     emitted: set[str] = set()
     runs = _Runs(by_conversation=group_by == "conversation")
@@ -1716,7 +1811,7 @@ def read_otel(
         for group_id, run_spans, run_notes in runs.add(trace_id, spans, notes):
             yield _trace_or_error(run_spans, run_notes, group_id, source, task_id_attribute)
 
-    for item in _documents(path):
+    for item in _documents(path, span_format=span_format):
         if isinstance(item, ReadError):
             yield item
             continue
@@ -1724,7 +1819,8 @@ def read_otel(
         if isinstance(doc, dict) and "resourceLogs" in doc:
             continue  # read before the spans
         completed: list[str] = []
-        spans, errors = _spans_of(doc, line)
+        doc, bad_format = _as_otlp(doc, span_format)
+        spans, errors = _spans_of(doc, line) if bad_format is None else ([], [bad_format])
         for span in spans:
             if span.trace_id in emitted:
                 errors.append(_late(f"span {span.span_id}", span.trace_id))
@@ -1751,3 +1847,29 @@ def read_otel(
                 "traceId",
                 f"{len(orphans)} GenAI log records of trace {trace_id} match no span",
             )
+
+
+@importer("otlp-json", description="OTLP/JSON spans only (file-exporter lines, requests, lists)")
+def read_otlp_json(
+    path: str | Path,
+    *,
+    group_by: GroupBy = "trace",
+    task_id_attribute: str = DEFAULT_TASK_ID_ATTRIBUTE,
+    log_files: Sequence[str | Path] = (),
+) -> Iterator[Trace | ReadError]:
+    """Stream the agent runs of an OTLP/JSON file (file-exporter lines, whole requests, SDK
+    span lists) as Traces, without looking for other formats.
+
+    Args:
+        path: the file, gzip-compressed or not.
+        group_by: as for :func:`read_otel`.
+        task_id_attribute: as for :func:`read_otel`.
+        log_files: as for :func:`read_otel`.
+    """
+    return read_otel(
+        path,
+        group_by=group_by,
+        task_id_attribute=task_id_attribute,
+        log_files=log_files,
+        span_format="otlp-json",
+    )

@@ -1,0 +1,161 @@
+"""Jaeger's query-API JSON (``/api/traces``, the UI's "Download JSON") as OTLP/JSON spans.
+
+A Jaeger export is ``{"data": [{"traceID", "spans": [...], "processes": {...}}]}``. Each span
+has ``traceID``/``spanID``, ``operationName``, ``references`` (``CHILD_OF`` names the parent),
+``startTime`` and ``duration`` in microseconds, typed ``tags``, ``logs`` (events: a timestamp
+and typed ``fields``, the event's name in the field ``event``) and a ``processID`` naming its
+process (service name and tags). When Jaeger stores OpenTelemetry spans it keeps the
+attributes as tags and adds ``otel.scope.name``, ``otel.status_code``,
+``otel.status_description`` and ``span.kind``; those become the scope and the status again.
+
+The converted document goes through the same span reader as OTLP/JSON.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from agentgauge.io.importers import importer
+from agentgauge.io.jsonl import ReadError
+from agentgauge.io.span_options import DEFAULT_TASK_ID_ATTRIBUTE, GroupBy
+from agentgauge.model import Trace
+
+__all__ = ["is_jaeger", "jaeger_to_otlp", "read_jaeger"]
+
+_SCOPE_TAGS = ("otel.scope.name", "otel.library.name")
+_STATUS_TAGS = {"otel.status_code", "otel.status_description", "error"}
+
+
+def is_jaeger(doc: Any) -> bool:
+    """Whether a JSON document is a Jaeger query-API export.
+
+    Args:
+        doc: the parsed document.
+    """
+    if not isinstance(doc, dict) or not isinstance(doc.get("data"), list):
+        return False
+    return all(isinstance(t, dict) and "spans" in t for t in doc["data"])
+
+
+def _tag_value(tag: dict[str, Any]) -> Any:
+    value = tag.get("value")
+    kind = str(tag.get("type", "string")).lower()
+    if kind == "int64" and isinstance(value, str) and value.lstrip("-").isdigit():
+        return int(value)
+    if kind == "float64" and isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            return value
+    if kind == "bool" and isinstance(value, str):
+        return value.lower() == "true"
+    return value
+
+
+def _tags(raw: Any) -> dict[str, Any]:
+    if not isinstance(raw, list):
+        return {}
+    return {str(t["key"]): _tag_value(t) for t in raw if isinstance(t, dict) and "key" in t}
+
+
+def _span(raw: dict[str, Any], processes: dict[str, Any]) -> tuple[str, str | None, dict[str, Any]]:
+    """A Jaeger span as an OTLP/JSON span, with its service and scope."""
+    tags = _tags(raw.get("tags"))
+    scope = next((str(tags[k]) for k in _SCOPE_TAGS if k in tags), None)
+    failed = str(tags.get("otel.status_code", "")).upper() == "ERROR" or tags.get("error") is True
+    parent = next(
+        (
+            ref.get("spanID")
+            for ref in raw.get("references") or []
+            if isinstance(ref, dict) and ref.get("refType", "CHILD_OF") == "CHILD_OF"
+        ),
+        raw.get("parentSpanID"),
+    )
+    start = raw.get("startTime")
+    duration = raw.get("duration")
+    span: dict[str, Any] = {
+        "traceId": raw.get("traceID"),
+        "spanId": raw.get("spanID"),
+        "parentSpanId": parent,
+        "name": raw.get("operationName", ""),
+        "attributes": {
+            k: v
+            for k, v in tags.items()
+            if k not in _STATUS_TAGS and k not in _SCOPE_TAGS and not k.startswith("otel.scope.")
+        },
+        "events": [
+            {"name": str(fields.pop("event", "")), "attributes": fields}
+            for fields in (_tags(log.get("fields")) for log in raw.get("logs") or [])
+        ],
+        "status": {"code": 2, "message": tags.get("otel.status_description")} if failed else {},
+    }
+    if isinstance(start, int | float):
+        span["startTimeUnixNano"] = int(start * 1000)
+        if isinstance(duration, int | float):
+            span["endTimeUnixNano"] = int((start + duration) * 1000)
+    process: Any = processes.get(str(raw.get("processID")), raw.get("process"))
+    if not isinstance(process, dict):
+        process = {}
+    service = str(process.get("serviceName", ""))
+    resource = {**_tags(process.get("tags")), "service.name": service}
+    return json.dumps(resource, sort_keys=True, default=str), scope, span
+
+
+def jaeger_to_otlp(doc: dict[str, Any]) -> dict[str, Any]:
+    """A Jaeger query-API export as an OTLP/JSON ``ExportTraceServiceRequest`` (attributes as
+    plain values), one resource per Jaeger process and one scope per ``otel.scope.name``.
+
+    Args:
+        doc: the parsed export (see :func:`is_jaeger`).
+    """
+    groups: dict[str, dict[str | None, list[dict[str, Any]]]] = {}
+    for trace in doc.get("data") or []:
+        processes = trace.get("processes") if isinstance(trace.get("processes"), dict) else {}
+        for raw in trace.get("spans") or []:
+            if not isinstance(raw, dict):
+                groups.setdefault("{}", {}).setdefault(None, []).append(raw)
+                continue
+            resource, scope, span = _span(raw, processes)
+            groups.setdefault(resource, {}).setdefault(scope, []).append(span)
+    return {
+        "resourceSpans": [
+            {
+                "resource": {"attributes": json.loads(resource)},
+                "scopeSpans": [
+                    {"scope": {"name": scope} if scope else {}, "spans": spans}
+                    for scope, spans in scopes.items()
+                ],
+            }
+            for resource, scopes in groups.items()
+        ]
+    }
+
+
+@importer("jaeger", description="Jaeger's query-API JSON")
+def read_jaeger(
+    path: str | Path,
+    *,
+    group_by: GroupBy = "trace",
+    task_id_attribute: str = DEFAULT_TASK_ID_ATTRIBUTE,
+    log_files: Sequence[str | Path] = (),
+) -> Iterator[Trace | ReadError]:
+    """Stream the agent runs of a Jaeger query-API JSON export as Traces.
+
+    Args:
+        path: the file, gzip-compressed or not.
+        group_by: as for :func:`agentgauge.io.otel.read_otel`.
+        task_id_attribute: as for :func:`agentgauge.io.otel.read_otel`.
+        log_files: as for :func:`agentgauge.io.otel.read_otel`.
+    """
+    from agentgauge.io.otel import read_otel
+
+    return read_otel(
+        path,
+        group_by=group_by,
+        task_id_attribute=task_id_attribute,
+        log_files=log_files,
+        span_format="jaeger",
+    )

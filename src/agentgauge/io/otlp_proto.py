@@ -1,0 +1,86 @@
+"""OTLP protobuf files: an ``ExportTraceServiceRequest`` (or ``ExportLogsServiceRequest``) as
+the OTLP/HTTP exporter sends it, read with ``opentelemetry-proto``.
+
+The request becomes the same dict as its OTLP/JSON form (protobuf's JSON mapping, with ids in
+base64, which the span reader accepts), so one reader serves both. ``opentelemetry-proto`` is
+the optional extra ``agentgauge[otel]``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from agentgauge.io.importers import importer
+from agentgauge.io.jsonl import ReadError
+from agentgauge.io.span_options import DEFAULT_TASK_ID_ATTRIBUTE, GroupBy
+from agentgauge.model import Trace
+
+__all__ = ["decode_request", "is_protobuf", "read_otlp_proto"]
+
+
+def is_protobuf(head: bytes) -> bool:
+    """Whether a file's first bytes (after decompression) are binary rather than JSON text.
+
+    Args:
+        head: the first bytes of the content.
+    """
+    text = head.lstrip(b" \t\r\n\xef\xbb\xbf")
+    return bool(text) and text[:1] not in (b"{", b"[")
+
+
+def decode_request(data: bytes) -> dict[str, Any]:
+    """An OTLP protobuf export request as its OTLP/JSON dict.
+
+    Args:
+        data: the serialized ``ExportTraceServiceRequest`` or ``ExportLogsServiceRequest``.
+
+    Raises:
+        ImportError: without ``opentelemetry-proto``.
+        ValueError: for bytes that are neither request.
+    """
+    from google.protobuf.json_format import MessageToDict
+    from google.protobuf.message import DecodeError
+    from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+        ExportTraceServiceRequest,
+    )
+
+    try:
+        spans = ExportTraceServiceRequest.FromString(data)
+        if spans.resource_spans:
+            return dict(MessageToDict(spans))
+        logs = ExportLogsServiceRequest.FromString(data)
+        if logs.resource_logs:
+            return dict(MessageToDict(logs))
+    except DecodeError as exc:
+        raise ValueError(f"not an OTLP protobuf export request: {exc}") from None
+    raise ValueError("not an OTLP protobuf export request: it holds no spans nor log records")
+
+
+@importer("otlp-proto", description="an OTLP protobuf request (the otel extra)")
+def read_otlp_proto(
+    path: str | Path,
+    *,
+    group_by: GroupBy = "trace",
+    task_id_attribute: str = DEFAULT_TASK_ID_ATTRIBUTE,
+    log_files: Sequence[str | Path] = (),
+) -> Iterator[Trace | ReadError]:
+    """Stream the agent runs of an OTLP protobuf request file (``.pb``) as Traces.
+
+    Args:
+        path: the file, gzip-compressed or not.
+        group_by: as for :func:`agentgauge.io.otel.read_otel`.
+        task_id_attribute: as for :func:`agentgauge.io.otel.read_otel`.
+        log_files: as for :func:`agentgauge.io.otel.read_otel`.
+    """
+    from agentgauge.io.otel import read_otel
+
+    return read_otel(
+        path,
+        group_by=group_by,
+        task_id_attribute=task_id_attribute,
+        log_files=log_files,
+        span_format="otlp-proto",
+    )
