@@ -72,7 +72,22 @@ def import_traces(
     missing = [p for p in [*paths, *(logs or [])] if not p.is_file()]
     if missing:
         raise usage_error(not_a_file(missing[0]))
-    read = _importer(trace_format, group_by, task_id_attribute, logs or [])
+    from rich.table import Table
+
+    from agentgauge.io.import_report import ImportReport
+
+    report = ImportReport(trace_format)
+    read = report.watch(_importer(trace_format, group_by, task_id_attribute, logs or []))
     with console.status("importing"):
         counts = convert(paths, out, read, on_error=_print_error)
+    table = Table("format", "files", "traces", "steps", "tool calls", "merged", "skipped spans")
+    for row in report.rows():
+        table.add_row(*row)
+    if report.formats:
+        console.print(table)
+    for line in report.skipped_lines():
+        console.print(line, highlight=False)
     console.print(f"wrote {counts.traces} traces to {out}; {counts.errors} errors")
+    if counts.traces == 0:
+        err_console.print(f"[yellow]hint:[/] {report.no_trace_hint(list(IMPORTERS))}")
+        raise typer.Exit(1)

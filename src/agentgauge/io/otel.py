@@ -92,6 +92,8 @@ _REQUEST_PARAMS = {
 }
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _HEX = re.compile(r"[0-9a-fA-F]+")
+MAX_ATTRIBUTE_CHARS = 10_000_000
+"""Attribute values longer than this are left out of their span (and reported)."""
 _SECRET = re.compile(r"api[_-]?key|secret|password|authori[sz]ation|access[_-]?token", re.I)
 
 
@@ -124,6 +126,7 @@ class _Span:
     resource: dict[str, Any]
     scope: str | None
     line: int
+    source_format: str = "otlp-json"
     memo: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
@@ -184,14 +187,14 @@ def _protobuf_document(
         yield ReadError(str(path), 1, None, message)
         return
     except ValueError as exc:
-        yield ReadError(str(path), 1, None, str(exc))
+        yield ReadError(str(path), 1, None, f"the file is not JSON text, and {exc}")
         return
     if needle is None or needle in doc:
         yield 1, doc
 
 
 def _documents(
-    path: str | Path, needle: str | None = None, span_format: SpanFormat = "auto"
+    path: str | Path, needle: str | None = None, *, binary: bool = False
 ) -> Iterator[tuple[int, Any] | ReadError]:
     """The JSON documents of a file with the line each starts on.
 
@@ -202,7 +205,7 @@ def _documents(
     """
     last = 0
     try:
-        if span_format == "otlp-proto" or (span_format == "auto" and _binary(path)):
+        if binary:
             yield from _protobuf_document(path, needle)
             return
         for item in _documents_of(path, needle):
@@ -213,8 +216,13 @@ def _documents(
 
 
 def _binary(path: str | Path) -> bool:
-    with _open_binary(path) as fh:
-        return is_protobuf(fh.read(64))
+    """Whether a file's content is binary (protobuf) rather than JSON text; a file that cannot
+    be read counts as text, whose reader reports why."""
+    try:
+        with _open_binary(path) as fh:
+            return is_protobuf(fh.read(64))
+    except (OSError, EOFError, zlib.error):
+        return False
 
 
 def _documents_of(path: str | Path, needle: str | None) -> Iterator[tuple[int, Any] | ReadError]:
@@ -250,6 +258,19 @@ def _documents_of(path: str | Path, needle: str | None) -> Iterator[tuple[int, A
                     yield invalid_json(source, number, exc)
 
 
+def _second_line_is_json(text: str) -> bool:
+    """Whether the second non-blank line is a whole JSON document: a JSONL file whose first
+    line is cut short, not a pretty-printed document that is."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    if len(lines) < 2:
+        return False
+    try:
+        json.loads(lines[1])
+    except (json.JSONDecodeError, RecursionError):
+        return False
+    return True
+
+
 def _concatenated(text: str, source: str, first_line: int) -> Iterator[tuple[int, Any] | ReadError]:
     decoder = json.JSONDecoder()
     pos, n_docs = 0, 0
@@ -265,7 +286,7 @@ def _concatenated(text: str, source: str, first_line: int) -> Iterator[tuple[int
             yield ReadError(source, line, None, NESTED_TOO_DEEPLY)
             return
         except json.JSONDecodeError as exc:
-            if n_docs == 0:
+            if n_docs == 0 and _second_line_is_json(text):
                 # not pretty-printed JSON either: one document per line, with a bad first line
                 for offset, raw in enumerate(text.splitlines()):
                     if raw.strip():
@@ -276,11 +297,15 @@ def _concatenated(text: str, source: str, first_line: int) -> Iterator[tuple[int
                         except json.JSONDecodeError as line_exc:
                             yield invalid_json(source, first_line + offset, line_exc)
                 return
+            message = f"invalid JSON: {exc.msg} at column {exc.colno}"
+            if exc.pos >= len(text.rstrip()):
+                message = f"invalid JSON: the document that starts on line {line} ends early"
+            at = min(exc.pos, len(text.rstrip()))  # the last line with content, at the end
             yield ReadError(
                 source,
-                first_line + text.count("\n", 0, exc.pos),
+                first_line + text.count("\n", 0, at),
                 None,
-                f"invalid JSON: {exc.msg} at column {exc.colno}; the rest of the file is skipped",
+                f"{message}; the rest of the file is skipped",
             )
             return
         yield line, doc
@@ -378,10 +403,28 @@ def _first(d: dict[str, Any], *keys: str) -> tuple[str, Any]:
     return keys[0], None
 
 
+def _drop_oversized(attrs: dict[str, Any], where: str, problems: list[_BadField]) -> None:
+    """Leave out attribute values over :data:`MAX_ATTRIBUTE_CHARS` (a whole document pasted
+    into an attribute), each reported as a problem of its span."""
+    for key in [k for k, v in attrs.items() if isinstance(v, str) and len(v) > MAX_ATTRIBUTE_CHARS]:
+        size = len(attrs.pop(key)) / 1e6
+        message = (
+            f"a value of {size:.1f} million characters, over the limit of "
+            f"{MAX_ATTRIBUTE_CHARS / 1e6:.0f} million: the attribute is left out, the span kept"
+        )
+        problems.append(_BadField(f"{where}.{key}", message))
+
+
 def _decode_span(
-    raw: Any, where: str, line: int, resource: dict[str, Any], scope: str | None
+    raw: Any,
+    where: str,
+    line: int,
+    resource: dict[str, Any],
+    scope: str | None,
+    problems: list[_BadField],
 ) -> _Span:
-    """One span, in OTLP/JSON or flattened (SDK console) form."""
+    """One span, in OTLP/JSON or flattened (SDK console) form; what is left out of it goes in
+    ``problems``."""
     if not isinstance(raw, dict):
         raise _BadField(where, f"expected a span object, got {type(raw).__name__}")
     context: dict[str, Any] = raw["context"] if isinstance(raw.get("context"), dict) else {}
@@ -411,12 +454,15 @@ def _decode_span(
     bad: list[_BadField] = []
     for i, ev in _objects(raw.get("events"), f"{where}.events", bad):
         attrs = _attributes(ev.get("attributes"), f"{where}.events[{i}].attributes")
+        _drop_oversized(attrs, f"{where}.events[{i}].attributes", problems)
         events.append(_Event(str(ev.get("name", "")), attrs))
     if bad:
         raise bad[0]
     own_resource = raw.get("resource")
     if isinstance(own_resource, dict) and "attributes" in own_resource:
         resource = _attributes(own_resource["attributes"], f"{where}.resource.attributes")
+    attributes = _attributes(raw.get("attributes"), f"{where}.attributes")
+    _drop_oversized(attributes, f"{where}.attributes", problems)
     return _Span(
         trace_id=str(_hex_id(trace_id)),
         span_id=str(_hex_id(span_id)),
@@ -424,7 +470,7 @@ def _decode_span(
         name=str(raw.get("name") or ""),
         start_ns=start_ns,
         end_ns=end_ns,
-        attributes=_attributes(raw.get("attributes"), f"{where}.attributes"),
+        attributes=attributes,
         events=events,
         status_error=code in (2, "2", "STATUS_CODE_ERROR", "ERROR", "StatusCode.ERROR"),
         status_message=str(message) if message else None,
@@ -434,20 +480,28 @@ def _decode_span(
     )
 
 
-def _as_otlp(doc: Any, span_format: SpanFormat) -> tuple[Any, _BadField | None]:
-    """A document of another span format in OTLP/JSON's shape: Jaeger's query API converted,
-    Tempo's ``batches`` renamed. ``auto`` tells the formats apart by their keys."""
+def _as_otlp(doc: Any, span_format: SpanFormat) -> tuple[Any, str, _BadField | None]:
+    """A document of another span format in OTLP/JSON's shape (Jaeger's query API converted,
+    Tempo's ``batches`` renamed) and the name of its format: ``jaeger``, ``tempo``,
+    ``otlp-json`` (requests) or ``sdk-json`` (span lists). ``auto`` tells the formats apart by
+    their keys."""
     jaeger = is_jaeger(doc)
+    request = isinstance(doc, dict) and "resourceSpans" in doc
     tempo = isinstance(doc, dict) and "batches" in doc
     if span_format == "jaeger" and not jaeger:
-        return None, _BadField("data", "missing: not a Jaeger export (data[].spans)")
-    if span_format == "tempo" and not (tempo or (isinstance(doc, dict) and "resourceSpans" in doc)):
-        return None, _BadField("batches", "missing: not a Tempo export (batches, resourceSpans)")
+        return None, "jaeger", _BadField("data", "missing: not a Jaeger export (data[].spans)")
+    if span_format == "tempo" and not (tempo or request):
+        message = "missing: not a Tempo export (batches, resourceSpans)"
+        return None, "tempo", _BadField("batches", message)
     if jaeger and span_format in ("auto", "jaeger"):
-        return jaeger_to_otlp(doc), None
+        return jaeger_to_otlp(doc), "jaeger", None
     if tempo and span_format in ("auto", "tempo"):
-        return {"resourceSpans": doc["batches"]}, None
-    return doc, None
+        return {"resourceSpans": doc["batches"]}, "tempo", None
+    return (
+        doc,
+        span_format if span_format == "tempo" else "otlp-json" if request else "sdk-json",
+        None,
+    )
 
 
 def _spans_of(doc: Any, line: int) -> tuple[list[_Span], list[_BadField]]:
@@ -458,7 +512,7 @@ def _spans_of(doc: Any, line: int) -> tuple[list[_Span], list[_BadField]]:
 
     def take(raw: Any, where: str, resource: dict[str, Any], scope: str | None) -> None:
         try:
-            spans.append(_decode_span(raw, where, line, resource, scope))
+            spans.append(_decode_span(raw, where, line, resource, scope, errors))
         except _BadField as exc:
             errors.append(exc)
 
@@ -1523,7 +1577,7 @@ def _build_trace(
         m for s in group.spans if group.ops[s.span_id] in _LLM_OPS and (m := _model(s.attributes))
     )
     metadata: dict[str, Any] = {
-        "source_format": "otel",
+        "source_format": Counter(s.source_format for s in spans).most_common(1)[0][0],
         "trace_ids": sorted({s.trace_id for s in group.spans}),
         "root_span": root.name,
         "span_count": len(group.spans) + group.merged,
@@ -1629,14 +1683,46 @@ def _attach(spans: list[_Span], logs: list[_LogEvent]) -> dict[str, Any]:
     return notes
 
 
-def _trace_or_error(
+def _break_cycles(spans: list[_Span]) -> list[list[_Span]]:
+    """Find the cycles in the spans' parent links and break each at its earliest span, which
+    becomes a root; returns the cycles found (each in parent order)."""
+    by_id = {s.span_id: s for s in spans}
+    state: dict[str, int] = {}  # 1: on the current walk, 2: done
+    cycles = []
+    for span in spans:
+        path: list[_Span] = []
+        node: _Span | None = span
+        while node is not None and state.get(node.span_id) is None:
+            state[node.span_id] = 1
+            path.append(node)
+            node = by_id.get(node.parent_id) if node.parent_id else None
+        if node is not None and state.get(node.span_id) == 1:
+            cycle = path[next(i for i, s in enumerate(path) if s is node) :]
+            cycles.append(cycle)
+            first = min(cycle, key=lambda s: (s.start_ns or 0, s.line))
+            first.parent_id = None
+        for visited in path:
+            state[visited.span_id] = 2
+    return cycles
+
+
+def _run_items(
     spans: list[_Span], notes: dict[str, Any], group_id: str, source: str, task_id_attribute: str
-) -> Trace | ReadError:
+) -> Iterator[Trace | ReadError]:
+    """A run's Trace, after a ReadError for each cycle in its parent links (broken to read
+    it); a ReadError instead when the Trace is not valid."""
+    for cycle in _break_cycles(spans):
+        root = next(s for s in cycle if s.parent_id is None)
+        chain = " -> ".join(s.span_id for s in [*cycle, cycle[0]])
+        message = (
+            f"the parent links of spans {chain} form a cycle; {root.span_id} is read as a root"
+        )
+        yield ReadError(source, root.line, "parentSpanId", message)
     try:
-        return _build_trace(spans, group_id, task_id_attribute, notes)
+        yield _build_trace(spans, group_id, task_id_attribute, notes)
     except ValidationError as exc:
         line = min(s.line for s in spans)
-        return validation_read_error(source, line, exc, prefix=f"trace {group_id}")
+        yield validation_read_error(source, line, exc, prefix=f"trace {group_id}")
 
 
 def _conversation_of(spans: list[_Span]) -> str | None:
@@ -1735,14 +1821,14 @@ def _preload_logs(
     logs: dict[str, list[_LogEvent]],
     *,
     same_file: bool = False,
-    span_format: SpanFormat = "auto",
+    binary: bool = False,
 ) -> Iterator[ReadError]:
     """Read the GenAI log records of OTLP logs exports. In the span file itself
     (``same_file``), only the documents that mention ``resourceLogs`` are parsed and what
     is not a logs export is left to the span pass."""
     for path in paths:
         needle = "resourceLogs" if same_file else None
-        for item in _documents(path, needle, span_format if same_file else "auto"):
+        for item in _documents(path, needle, binary=binary and same_file):
             if isinstance(item, ReadError):
                 if not same_file:
                     yield item
@@ -1800,7 +1886,8 @@ def read_otel(
     open_logs: dict[str, list[_LogEvent]] = {}
     yield from _preload_logs(log_files, open_logs)
     # log records are exported apart from the spans, often after them: read them first
-    yield from _preload_logs([path], open_logs, same_file=True, span_format=span_format)
+    binary = span_format == "otlp-proto" or (span_format == "auto" and _binary(path))
+    yield from _preload_logs([path], open_logs, same_file=True, binary=binary)
     open_traces: dict[str, list[_Span]] = {}
     emitted: set[str] = set()
     runs = _Runs(by_conversation=group_by == "conversation")
@@ -1809,9 +1896,9 @@ def read_otel(
         spans = open_traces.pop(trace_id)
         notes = _attach(spans, open_logs.pop(trace_id, []))
         for group_id, run_spans, run_notes in runs.add(trace_id, spans, notes):
-            yield _trace_or_error(run_spans, run_notes, group_id, source, task_id_attribute)
+            yield from _run_items(run_spans, run_notes, group_id, source, task_id_attribute)
 
-    for item in _documents(path, span_format=span_format):
+    for item in _documents(path, binary=binary):
         if isinstance(item, ReadError):
             yield item
             continue
@@ -1819,9 +1906,10 @@ def read_otel(
         if isinstance(doc, dict) and "resourceLogs" in doc:
             continue  # read before the spans
         completed: list[str] = []
-        doc, bad_format = _as_otlp(doc, span_format)
+        doc, label, bad_format = _as_otlp(doc, span_format)
         spans, errors = _spans_of(doc, line) if bad_format is None else ([], [bad_format])
         for span in spans:
+            span.source_format = "otlp-proto" if binary else label
             if span.trace_id in emitted:
                 errors.append(_late(f"span {span.span_id}", span.trace_id))
                 continue
@@ -1836,7 +1924,7 @@ def read_otel(
     for trace_id in list(open_traces):
         yield from close(trace_id)
     for group_id, run_spans, run_notes in runs.rest():
-        yield _trace_or_error(run_spans, run_notes, group_id, source, task_id_attribute)
+        yield from _run_items(run_spans, run_notes, group_id, source, task_id_attribute)
     for trace_id, logs in open_logs.items():
         # records from log_files may belong to spans in other span files: only this file's count
         orphans = [ev for ev in logs if ev.source == source]

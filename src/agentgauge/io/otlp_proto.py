@@ -55,8 +55,8 @@ def decode_request(data: bytes) -> dict[str, Any]:
         if logs.resource_logs:
             return dict(MessageToDict(logs))
     except DecodeError as exc:
-        raise ValueError(f"not an OTLP protobuf export request: {exc}") from None
-    raise ValueError("not an OTLP protobuf export request: it holds no spans nor log records")
+        raise ValueError(f"it is not an OTLP protobuf export request: {exc}") from None
+    raise ValueError("it is not an OTLP protobuf export request: it holds no spans nor logs")
 
 
 @importer("otlp-proto", description="an OTLP protobuf request (the otel extra)")
