@@ -116,7 +116,14 @@ def test_bytes_that_are_no_protobuf_request_are_an_error(tmp_path: Path) -> None
 
 
 def test_span_importers_take_the_span_options() -> None:
-    assert set(SPAN_IMPORTERS) == {"otel", "otlp-json", "otlp-proto", "jaeger", "tempo"}
+    assert set(SPAN_IMPORTERS) == {
+        "otel",
+        "otlp-json",
+        "otlp-proto",
+        "jaeger",
+        "tempo",
+        "openai-agents",
+    }
     assert set(SPAN_IMPORTERS) <= set(IMPORTERS)
 
 

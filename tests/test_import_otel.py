@@ -563,10 +563,12 @@ def test_registry() -> None:
         "otlp-proto",
         "jaeger",
         "tempo",
+        "openai-agents",
         "openai-chat",
     }
     assert get_importer("native") is read_traces
-    with pytest.raises(ValueError, match="jaeger, native, openai-chat, otel, otlp-json"):
+    known = "jaeger, native, openai-agents, openai-chat, otel, otlp-json"
+    with pytest.raises(ValueError, match=known):
         get_importer("zipkin")
 
 

@@ -224,3 +224,27 @@ def test_pydantic_ai_under_other_instrumentations_and_a_controller() -> None:
         "opentelemetry.instrumentation.openai.v1",
         "pydantic-ai",
     ]
+
+
+def test_openai_agents_sdk_own_trace_export(tmp_path: Path) -> None:
+    """The SDK's tracing processor export of the same run: the same steps, ids and usage."""
+    (spans,) = _traces("openai_agents.jsonl")
+    (own,) = _traces("openai_agents_sdk.jsonl")
+    assert _kinds(own) == _kinds(spans)
+    assert [(c.id, c.name, c.arguments) for c in own.tool_calls] == [
+        (c.id, c.name, c.arguments) for c in spans.tool_calls
+    ]
+    assert [s.result for s in own.steps] == [s.result for s in spans.steps]
+    assert own.usage == spans.usage
+    assert (own.agent, own.output, own.task.input) == (spans.agent, spans.output, spans.task.input)
+    forecast = own.steps[6].error
+    assert forecast is not None and forecast.startswith("Error running tool (non-fatal)")
+    assert own.metadata["source_format"] == "openai-agents"
+    assert own.metadata["unmapped_spans"] == {"task": 1, "turn": 3}
+    # the backend exporter's batch: {"data": [items]}
+    items = [json.loads(line) for line in (FIXTURES / "openai_agents_sdk.jsonl").open()]
+    batch = tmp_path / "batch.json"
+    batch.write_text(json.dumps({"data": items}))
+    (batched,) = list(read_otel(batch))
+    assert isinstance(batched, Trace)
+    assert _kinds(batched) == _kinds(own) and batched.usage == own.usage

@@ -25,6 +25,7 @@ FORMAT_NAMES = {
     "otlp-proto": "OTLP protobuf",
     "jaeger": "Jaeger query-API JSON",
     "tempo": "Tempo trace JSON",
+    "openai-agents": "OpenAI Agents SDK trace export",
 }
 """The span formats, as the report and its hints name them."""
 
@@ -34,6 +35,7 @@ _SPAN_FORMATS_OF = {
     "otlp-proto": ("otlp-proto",),
     "jaeger": ("jaeger",),
     "tempo": ("tempo",),
+    "openai-agents": ("openai-agents",),
 }
 
 SKIP_REASONS = {

@@ -120,6 +120,7 @@ IMPORTERS: Registry[ImporterInfo] = Registry(
         "agentgauge.io.jaeger",
         "agentgauge.io.tempo",
         "agentgauge.io.otlp_proto",
+        "agentgauge.io.openai_agents",
         "agentgauge.io.openai_chat",
     ),
     adopt=lambda name, obj: importer(name)(obj),

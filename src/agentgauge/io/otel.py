@@ -52,6 +52,7 @@ from agentgauge.io.jsonl import (
     invalid_json,
     validation_read_error,
 )
+from agentgauge.io.openai_agents import is_openai_agents, openai_agents_spans
 from agentgauge.io.otlp_proto import decode_request, is_protobuf
 from agentgauge.io.span_options import DEFAULT_TASK_ID_ATTRIBUTE, GroupBy
 from agentgauge.model import MessageType, Step, StepKind, Task, ToolCall, ToolSpec, Trace, Usage
@@ -65,8 +66,15 @@ __all__ = [
     "read_otlp_json",
 ]
 
-SpanFormat = Literal["auto", "otlp-json", "otlp-proto", "jaeger", "tempo"]
-SPAN_FORMATS: tuple[str, ...] = ("auto", "otlp-json", "otlp-proto", "jaeger", "tempo")
+SpanFormat = Literal["auto", "otlp-json", "otlp-proto", "jaeger", "tempo", "openai-agents"]
+SPAN_FORMATS: tuple[str, ...] = (
+    "auto",
+    "otlp-json",
+    "otlp-proto",
+    "jaeger",
+    "tempo",
+    "openai-agents",
+)
 
 _CONVERSATION_KEYS = ("gen_ai.conversation.id", "session.id", "thread.id")
 
@@ -482,12 +490,19 @@ def _decode_span(
 
 def _as_otlp(doc: Any, span_format: SpanFormat) -> tuple[Any, str, _BadField | None]:
     """A document of another span format in OTLP/JSON's shape (Jaeger's query API converted,
-    Tempo's ``batches`` renamed) and the name of its format: ``jaeger``, ``tempo``,
-    ``otlp-json`` (requests) or ``sdk-json`` (span lists). ``auto`` tells the formats apart by
+    Tempo's ``batches`` renamed, OpenAI Agents SDK items as spans) and the name of its format:
+    ``jaeger``, ``tempo``, ``openai-agents``, ``otlp-json`` (requests) or ``sdk-json`` (span
+    lists). ``auto`` tells the formats apart by
     their keys."""
     jaeger = is_jaeger(doc)
     request = isinstance(doc, dict) and "resourceSpans" in doc
     tempo = isinstance(doc, dict) and "batches" in doc
+    agents = is_openai_agents(doc)
+    if span_format == "openai-agents" and not agents:
+        message = "missing: not an OpenAI Agents SDK export (object: trace or trace.span)"
+        return None, "openai-agents", _BadField("object", message)
+    if agents and span_format in ("auto", "openai-agents"):
+        return openai_agents_spans(doc), "openai-agents", None
     if span_format == "jaeger" and not jaeger:
         return None, "jaeger", _BadField("data", "missing: not a Jaeger export (data[].spans)")
     if span_format == "tempo" and not (tempo or request):
