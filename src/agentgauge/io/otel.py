@@ -62,6 +62,7 @@ __all__ = [
     "SPAN_FORMATS",
     "GroupBy",
     "SpanFormat",
+    "SpanStream",
     "read_otel",
     "read_otlp_json",
 ]
@@ -1833,7 +1834,7 @@ class _Runs:
 
 def _preload_logs(
     paths: Sequence[str | Path],
-    logs: dict[str, list[_LogEvent]],
+    stream: SpanStream,
     *,
     same_file: bool = False,
     binary: bool = False,
@@ -1854,11 +1855,130 @@ def _preload_logs(
                     message = "missing: not an OTLP logs export"
                     yield ReadError(str(path), line, "resourceLogs", message)
                 continue
-            events, errors = _log_events(doc, str(path), line)
-            for ev in events:
-                logs.setdefault(ev.trace_id, []).append(ev)
-            if errors:
-                yield _line_error(str(path), line, errors)
+            yield from stream.add_logs(doc, line, str(path))
+
+
+class SpanStream:
+    """Agent runs assembled from span documents as they come: a file's, or the requests of a
+    live receiver.
+
+    A trace is complete when its root span (one without a parent) arrives (with
+    ``group_by="trace"``), when it is closed (:meth:`close_idle`) or at the end
+    (:meth:`finish`); complete traces become runs (:class:`_Runs`) and runs become Traces.
+
+    Args:
+        source: what the documents come from, for the errors (a file name, a URL).
+        group_by: ``trace`` or ``conversation``.
+        task_id_attribute: the span attribute that holds the task id.
+        span_format: ``auto`` or the one format the documents are in.
+        binary: the documents were OTLP protobuf (their format is named so).
+    """
+
+    def __init__(
+        self,
+        source: str,
+        *,
+        group_by: GroupBy = "trace",
+        task_id_attribute: str = DEFAULT_TASK_ID_ATTRIBUTE,
+        span_format: SpanFormat = "auto",
+        binary: bool = False,
+    ) -> None:
+        if group_by not in ("trace", "conversation"):
+            raise ValueError(f"group_by must be 'trace' or 'conversation', not {group_by!r}")
+        if span_format not in SPAN_FORMATS:
+            known = ", ".join(SPAN_FORMATS)
+            raise ValueError(f"span_format must be one of {known}, not {span_format!r}")
+        self.source = source
+        self._group_by = group_by
+        self._task_id_attribute = task_id_attribute
+        self._span_format = span_format
+        self._binary = binary
+        self._logs: dict[str, list[_LogEvent]] = {}
+        self._open: dict[str, list[_Span]] = {}
+        self._touched: dict[str, float] = {}  # trace id -> when a span of it last came
+        self._emitted: set[str] = set()
+        self._runs = _Runs(by_conversation=group_by == "conversation")
+
+    def add_logs(self, doc: Any, line: int, source: str | None = None) -> Iterator[ReadError]:
+        """Keep the GenAI log records of an OTLP logs export for their spans.
+
+        Args:
+            doc: the ``{"resourceLogs": [...]}`` document.
+            line: where it starts, for the errors.
+            source: where it comes from, when not from this stream's source.
+        """
+        origin = source or self.source
+        events, errors = _log_events(doc, origin, line)
+        for ev in events:
+            if ev.trace_id in self._emitted:
+                errors.append(_late(f"log record {ev.event.name}", ev.trace_id))
+            else:
+                self._logs.setdefault(ev.trace_id, []).append(ev)
+        if errors:
+            yield _line_error(origin, line, errors)
+
+    def add(self, doc: Any, line: int, now: float = 0.0) -> Iterator[Trace | ReadError]:
+        """Take the spans of one document; yields the runs it completes.
+
+        Args:
+            doc: an OTLP/JSON request, a span list, or a document of another span format.
+            line: where it starts, for the errors.
+            now: the time it arrived (for :meth:`close_idle`).
+        """
+        completed: list[str] = []
+        doc, label, bad_format = _as_otlp(doc, self._span_format)
+        spans, errors = _spans_of(doc, line) if bad_format is None else ([], [bad_format])
+        for span in spans:
+            span.source_format = "otlp-proto" if self._binary else label
+            if span.trace_id in self._emitted:
+                errors.append(_late(f"span {span.span_id}", span.trace_id))
+                continue
+            self._open.setdefault(span.trace_id, []).append(span)
+            self._touched[span.trace_id] = now
+            if self._group_by == "trace" and span.parent_id is None:
+                completed.append(span.trace_id)
+        if errors:
+            yield _line_error(self.source, line, errors)
+        for trace_id in dict.fromkeys(completed):
+            yield from self._close(trace_id)
+
+    def close_idle(self, before: float) -> Iterator[Trace | ReadError]:
+        """Close the traces no span of which came since ``before`` (their root never came).
+
+        Args:
+            before: a time on the clock given to :meth:`add`.
+        """
+        for trace_id in [t for t, when in self._touched.items() if when < before]:
+            yield from self._close(trace_id)
+
+    def finish(self) -> Iterator[Trace | ReadError]:
+        """Close everything still open: the traces, the runs waiting for more, and the log
+        records that matched no span."""
+        for trace_id in list(self._open):
+            yield from self._close(trace_id)
+        for group_id, spans, notes in self._runs.rest():
+            yield from _run_items(spans, notes, group_id, self.source, self._task_id_attribute)
+        for trace_id, logs in self._logs.items():
+            # records from other files may belong to spans elsewhere: only this source's count
+            orphans = [ev for ev in logs if ev.source == self.source]
+            if orphans:
+                yield ReadError(
+                    self.source,
+                    orphans[0].line,
+                    "traceId",
+                    f"{len(orphans)} GenAI log records of trace {trace_id} match no span",
+                )
+        self._logs.clear()
+
+    def _close(self, trace_id: str) -> Iterator[Trace | ReadError]:
+        self._emitted.add(trace_id)
+        self._touched.pop(trace_id, None)
+        spans = self._open.pop(trace_id)
+        notes = _attach(spans, self._logs.pop(trace_id, []))
+        for group_id, run_spans, run_notes in self._runs.add(trace_id, spans, notes):
+            yield from _run_items(
+                run_spans, run_notes, group_id, self.source, self._task_id_attribute
+            )
 
 
 @importer(
@@ -1891,65 +2011,23 @@ def read_otel(
         span_format: ``auto`` tells the formats apart by their content; ``otlp-json``,
             ``otlp-proto``, ``jaeger`` or ``tempo`` reads the file as that format only.
     """
-    if group_by not in ("trace", "conversation"):
-        raise ValueError(f"group_by must be 'trace' or 'conversation', not {group_by!r}")
-    if span_format not in SPAN_FORMATS:
-        raise ValueError(
-            f"span_format must be one of {', '.join(SPAN_FORMATS)}, not {span_format!r}"
-        )
-    source = str(path)
-    open_logs: dict[str, list[_LogEvent]] = {}
-    yield from _preload_logs(log_files, open_logs)
-    # log records are exported apart from the spans, often after them: read them first
     binary = span_format == "otlp-proto" or (span_format == "auto" and _binary(path))
-    yield from _preload_logs([path], open_logs, same_file=True, binary=binary)
-    open_traces: dict[str, list[_Span]] = {}
-    emitted: set[str] = set()
-    runs = _Runs(by_conversation=group_by == "conversation")
-
-    def close(trace_id: str) -> Iterator[Trace | ReadError]:
-        spans = open_traces.pop(trace_id)
-        notes = _attach(spans, open_logs.pop(trace_id, []))
-        for group_id, run_spans, run_notes in runs.add(trace_id, spans, notes):
-            yield from _run_items(run_spans, run_notes, group_id, source, task_id_attribute)
-
+    stream = SpanStream(
+        str(path),
+        group_by=group_by,
+        task_id_attribute=task_id_attribute,
+        span_format=span_format,
+        binary=binary,
+    )
+    yield from _preload_logs(log_files, stream)
+    # log records are exported apart from the spans, often after them: read them first
+    yield from _preload_logs([path], stream, same_file=True, binary=binary)
     for item in _documents(path, binary=binary):
         if isinstance(item, ReadError):
             yield item
-            continue
-        line, doc = item
-        if isinstance(doc, dict) and "resourceLogs" in doc:
-            continue  # read before the spans
-        completed: list[str] = []
-        doc, label, bad_format = _as_otlp(doc, span_format)
-        spans, errors = _spans_of(doc, line) if bad_format is None else ([], [bad_format])
-        for span in spans:
-            span.source_format = "otlp-proto" if binary else label
-            if span.trace_id in emitted:
-                errors.append(_late(f"span {span.span_id}", span.trace_id))
-                continue
-            open_traces.setdefault(span.trace_id, []).append(span)
-            if group_by == "trace" and span.parent_id is None:
-                completed.append(span.trace_id)
-        if errors:
-            yield _line_error(source, line, errors)
-        for trace_id in dict.fromkeys(completed):
-            emitted.add(trace_id)
-            yield from close(trace_id)
-    for trace_id in list(open_traces):
-        yield from close(trace_id)
-    for group_id, run_spans, run_notes in runs.rest():
-        yield from _run_items(run_spans, run_notes, group_id, source, task_id_attribute)
-    for trace_id, logs in open_logs.items():
-        # records from log_files may belong to spans in other span files: only this file's count
-        orphans = [ev for ev in logs if ev.source == source]
-        if orphans:
-            yield ReadError(
-                source,
-                orphans[0].line,
-                "traceId",
-                f"{len(orphans)} GenAI log records of trace {trace_id} match no span",
-            )
+        elif not (isinstance(item[1], dict) and "resourceLogs" in item[1]):  # logs: read first
+            yield from stream.add(item[1], item[0])
+    yield from stream.finish()
 
 
 @importer("otlp-json", description="OTLP/JSON spans only (file-exporter lines, requests, lists)")
