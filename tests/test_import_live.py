@@ -1,8 +1,6 @@
-"""A live pydantic-ai run, recorded by its own instrumentation with the real OTel SDK, imported.
-
-pydantic-ai's function model answers from a script (no network); the SDK records the spans in
-memory and writes them as its console exporter prints them (``span.to_json()``), and the
-importer reads that file.
+"""A live pydantic-ai run (tests/instrumented_app.py), recorded by its own instrumentation with
+the real OTel SDK, imported: the SDK records the spans in memory, the test writes them as the
+console exporter prints them (``span.to_json()``), and the importer reads that file.
 """
 
 from __future__ import annotations
@@ -19,68 +17,18 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import (
     InMemorySpanExporter,
 )
-from pydantic_ai import Agent, ModelRetry, RunContext
-from pydantic_ai.capabilities import Instrumentation
-from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
-from pydantic_ai.models.function import AgentInfo, FunctionModel
-from pydantic_ai.models.instrumented import InstrumentationSettings
-from pydantic_ai.usage import RequestUsage
 
 from agentgauge.io.otel import read_otel
 from agentgauge.model import StepKind, Trace
-
-ANSWER = "Tides follow the moon."
-
-
-def _respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-    """The script: the first request of a run calls its agent's tools, the next answers.
-    Usage is 100 input tokens per message so far and 10 output tokens."""
-    usage = RequestUsage(input_tokens=100 * len(messages), output_tokens=10)
-    tools = [t.name for t in info.function_tools]
-    if len(messages) > 1:
-        return ModelResponse(parts=[TextPart(ANSWER)], usage=usage)
-    if "ask_researcher" in tools:
-        calls = [ToolCallPart("ask_researcher", {"topic": "tides"}, tool_call_id="c1")]
-    else:
-        calls = [
-            ToolCallPart("lookup", {"term": "tide"}, tool_call_id="c2"),
-            ToolCallPart("archive", {}, tool_call_id="c3"),
-        ]
-    return ModelResponse(parts=calls, usage=usage)
-
-
-def _record_run() -> InMemorySpanExporter:
-    exporter = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-
-    def instrumented() -> list[Instrumentation]:
-        return [Instrumentation(settings=InstrumentationSettings(tracer_provider=provider))]
-
-    researcher = Agent(FunctionModel(_respond), name="researcher", capabilities=instrumented())
-    planner = Agent(FunctionModel(_respond), name="planner", capabilities=instrumented())
-
-    @researcher.tool_plain
-    def lookup(term: str) -> str:
-        """Look a term up."""
-        return "the moon pulls the sea"
-
-    @researcher.tool_plain
-    def archive() -> str:
-        """Search the archive."""
-        raise ModelRetry("the archive is offline")
-
-    @planner.tool
-    async def ask_researcher(ctx: RunContext[None], topic: str) -> str:
-        """Delegate to the researcher."""
-        return (await researcher.run(f"Research {topic}", usage=ctx.usage)).output
-
-    assert planner.run_sync("Why are there tides?").output == ANSWER
-    return exporter
+from instrumented_app import ANSWER, run_planner
 
 
 def test_pydantic_ai_run_recorded_by_the_otel_sdk(tmp_path: Path) -> None:
-    spans = _record_run().get_finished_spans()
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    run_planner(provider)
+    spans = exporter.get_finished_spans()
     path = tmp_path / "spans.json"
     path.write_text(json.dumps([json.loads(span.to_json()) for span in spans]))
     (trace,) = list(read_otel(path))

@@ -1917,19 +1917,23 @@ class SpanStream:
         if errors:
             yield _line_error(origin, line, errors)
 
-    def add(self, doc: Any, line: int, now: float = 0.0) -> Iterator[Trace | ReadError]:
+    def add(
+        self, doc: Any, line: int, now: float = 0.0, *, binary: bool | None = None
+    ) -> Iterator[Trace | ReadError]:
         """Take the spans of one document; yields the runs it completes.
 
         Args:
             doc: an OTLP/JSON request, a span list, or a document of another span format.
             line: where it starts, for the errors.
             now: the time it arrived (for :meth:`close_idle`).
+            binary: the document came as OTLP protobuf (default: as the stream was told).
         """
+        protobuf = self._binary if binary is None else binary
         completed: list[str] = []
         doc, label, bad_format = _as_otlp(doc, self._span_format)
         spans, errors = _spans_of(doc, line) if bad_format is None else ([], [bad_format])
         for span in spans:
-            span.source_format = "otlp-proto" if self._binary else label
+            span.source_format = "otlp-proto" if protobuf else label
             if span.trace_id in self._emitted:
                 errors.append(_late(f"span {span.span_id}", span.trace_id))
                 continue
