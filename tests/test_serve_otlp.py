@@ -5,7 +5,6 @@ ends. Other clients post OTLP/JSON (gzip or not) by hand."""
 from __future__ import annotations
 
 import gzip
-import json
 import time
 import urllib.error
 import urllib.request
