@@ -12,7 +12,7 @@ from typing import Any
 import typer
 from typer.core import TyperGroup
 
-from agentgauge.cli import catalog, evaluate, imports, run, runs, serve, tuning
+from agentgauge.cli import catalog, evaluate, imports, otel, run, runs, tuning
 from agentgauge.cli._common import usage_error
 from agentgauge.cli.judge import judge_app
 from agentgauge.cli.review import review_app
@@ -46,7 +46,8 @@ app.command("tune")(tuning.tune_command)
 app.command("impact")(tuning.impact_command)
 app.command("evaluate")(evaluate.evaluate)
 app.command("import")(imports.import_traces)
-app.command("serve")(serve.serve)
+app.command("serve")(otel.serve)
+app.command("export-otel")(otel.export_otel)
 app.command("runs")(runs.runs)
 app.command("show")(runs.show)
 app.command("compare")(runs.compare)

@@ -1596,6 +1596,8 @@ def _build_trace(
         "source_format": Counter(s.source_format for s in spans).most_common(1)[0][0],
         "trace_ids": sorted({s.trace_id for s in group.spans}),
         "root_span": root.name,
+        "root_span_id": root.span_id,
+        "root_trace_id": root.trace_id,
         "span_count": len(group.spans) + group.merged,
         "scopes": sorted({s.scope for s in spans if s.scope}),
     }

@@ -1,4 +1,5 @@
-"""``agentgauge serve --otlp``: score an app's traces as it runs."""
+"""OpenTelemetry both ways: ``agentgauge serve --otlp`` scores an app's traces as it runs,
+``agentgauge export-otel`` writes a run's scores back as OTLP logs."""
 
 from __future__ import annotations
 
@@ -9,7 +10,15 @@ from typing import Annotated
 
 import typer
 
-from agentgauge.cli._common import DbOption, SuiteOption, console, usage_error, write_outputs
+from agentgauge.cli._common import (
+    DbOption,
+    SuiteOption,
+    console,
+    output_file,
+    require_store,
+    usage_error,
+    write_outputs,
+)
 
 
 def serve(
@@ -53,3 +62,21 @@ def serve(
         threading.Event().wait()
     run_id = live.stop()
     write_outputs(db, run_id, json_out=None, csv_out=None, html_out=None, fail_under=None)
+
+
+def export_otel(
+    run_id: Annotated[str, typer.Argument(help="The run whose scores to write.")],
+    out: Annotated[Path, typer.Option(callback=output_file, help="OTLP/JSON logs file to write.")],
+    db: DbOption = Path("agentgauge.db"),
+) -> None:
+    """Write a run's scores as gen_ai.evaluation.result events (OTLP/JSON logs), each
+    parented to the span of the run it evaluates, to load into your own backend."""
+    import time
+
+    from agentgauge.report.otel_export import write_evaluation_events
+    from agentgauge.store import Store
+
+    require_store(db)
+    with Store(db) as store:
+        n = write_evaluation_events(store, run_id, out, time.time_ns())
+    console.print(f"wrote {n} evaluation events to {out}", highlight=False)
