@@ -192,7 +192,10 @@ def _protobuf_document(
     try:
         doc = decode_request(data)
     except ImportError:
-        message = "reading OTLP protobuf needs opentelemetry-proto: pip install 'agentgauge[otel]'"
+        message = (
+            "the file is not JSON text, and reading it as OTLP protobuf needs "
+            "opentelemetry-proto: pip install 'agentgauge[otel]'"
+        )
         yield ReadError(str(path), 1, None, message)
         return
     except ValueError as exc:
