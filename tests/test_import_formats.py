@@ -123,6 +123,7 @@ def test_span_importers_take_the_span_options() -> None:
         "jaeger",
         "tempo",
         "openai-agents",
+        "langsmith",
     }
     assert set(SPAN_IMPORTERS) <= set(IMPORTERS)
 

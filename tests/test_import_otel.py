@@ -564,10 +564,11 @@ def test_registry() -> None:
         "jaeger",
         "tempo",
         "openai-agents",
+        "langsmith",
         "openai-chat",
     }
     assert get_importer("native") is read_traces
-    known = "jaeger, native, openai-agents, openai-chat, otel, otlp-json"
+    known = "jaeger, langsmith, native, openai-agents, openai-chat, otel, otlp-json"
     with pytest.raises(ValueError, match=known):
         get_importer("zipkin")
 

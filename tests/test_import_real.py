@@ -248,3 +248,45 @@ def test_openai_agents_sdk_own_trace_export(tmp_path: Path) -> None:
     (batched,) = list(read_otel(batch))
     assert isinstance(batched, Trace)
     assert _kinds(batched) == _kinds(own) and batched.usage == own.usage
+
+
+def test_langsmith_run_tree_and_run_list(tmp_path: Path) -> None:
+    """The tool loop traced by the LangSmith SDK: the same calls, results and tools; the
+    tool runs carry no call id and take the ones the model gave."""
+    (trace,) = _traces("langsmith.json")
+    assert [s.kind for s in trace.steps] == [
+        StepKind.llm,
+        StepKind.tool_call,
+        StepKind.tool_result,
+        StepKind.tool_call,
+        StepKind.tool_result,
+        StepKind.llm,
+    ]
+    assert [(c.id, c.name, c.arguments) for c in trace.tool_calls] == [
+        ("call_paris", "get_weather", {"city": "Paris"}),
+        ("call_rome", "get_weather", {"city": "Rome"}),
+    ]
+    assert [s.result for s in trace.steps if s.kind is StepKind.tool_result] == [
+        {"temp": 18, "sky": "sunny"},
+        {"temp": 24, "sky": "clear"},
+    ]
+    # no system message here: [user] (50, 7 + 10), then [user, assistant, 2 tools] (80, 7)
+    assert trace.usage is not None
+    assert (trace.usage.input_tokens, trace.usage.output_tokens) == (130, 24)
+    assert [t.name for t in trace.task.tools] == ["get_weather"]
+    assert trace.task.tools[0].parameters == WEATHER_SCHEMA
+    assert (trace.task.input, trace.output, trace.agent) == (QUESTION, FINAL, None)
+    assert trace.metadata["source_format"] == "langsmith"
+    assert trace.metadata["unmapped_spans"] == {"weather_request": 1}
+    # the same runs as a list linked by parent_run_id (Client.list_runs)
+    tree = json.loads((FIXTURES / "langsmith.json").read_text())
+    runs, todo = [], [tree]
+    while todo:
+        run = todo.pop()
+        todo += run.pop("child_runs")
+        runs.append(run)
+    flat = tmp_path / "runs.json"
+    flat.write_text(json.dumps(runs))
+    (again,) = list(read_otel(flat))
+    assert isinstance(again, Trace)
+    assert again.steps == trace.steps and again.usage == trace.usage

@@ -26,6 +26,7 @@ FORMAT_NAMES = {
     "jaeger": "Jaeger query-API JSON",
     "tempo": "Tempo trace JSON",
     "openai-agents": "OpenAI Agents SDK trace export",
+    "langsmith": "LangSmith runs",
 }
 """The span formats, as the report and its hints name them."""
 
@@ -36,6 +37,7 @@ _SPAN_FORMATS_OF = {
     "jaeger": ("jaeger",),
     "tempo": ("tempo",),
     "openai-agents": ("openai-agents",),
+    "langsmith": ("langsmith",),
 }
 
 SKIP_REASONS = {

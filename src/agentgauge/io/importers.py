@@ -121,6 +121,7 @@ IMPORTERS: Registry[ImporterInfo] = Registry(
         "agentgauge.io.tempo",
         "agentgauge.io.otlp_proto",
         "agentgauge.io.openai_agents",
+        "agentgauge.io.langsmith",
         "agentgauge.io.openai_chat",
     ),
     adopt=lambda name, obj: importer(name)(obj),

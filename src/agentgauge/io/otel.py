@@ -52,6 +52,7 @@ from agentgauge.io.jsonl import (
     invalid_json,
     validation_read_error,
 )
+from agentgauge.io.langsmith import is_langsmith, langsmith_spans
 from agentgauge.io.openai_agents import is_openai_agents, openai_agents_spans
 from agentgauge.io.otlp_proto import decode_request, is_protobuf
 from agentgauge.io.span_options import DEFAULT_TASK_ID_ATTRIBUTE, GroupBy
@@ -67,7 +68,9 @@ __all__ = [
     "read_otlp_json",
 ]
 
-SpanFormat = Literal["auto", "otlp-json", "otlp-proto", "jaeger", "tempo", "openai-agents"]
+SpanFormat = Literal[
+    "auto", "otlp-json", "otlp-proto", "jaeger", "tempo", "openai-agents", "langsmith"
+]
 SPAN_FORMATS: tuple[str, ...] = (
     "auto",
     "otlp-json",
@@ -75,6 +78,7 @@ SPAN_FORMATS: tuple[str, ...] = (
     "jaeger",
     "tempo",
     "openai-agents",
+    "langsmith",
 )
 
 _CONVERSATION_KEYS = ("gen_ai.conversation.id", "session.id", "thread.id")
@@ -494,9 +498,9 @@ def _decode_span(
 
 def _as_otlp(doc: Any, span_format: SpanFormat) -> tuple[Any, str, _BadField | None]:
     """A document of another span format in OTLP/JSON's shape (Jaeger's query API converted,
-    Tempo's ``batches`` renamed, OpenAI Agents SDK items as spans) and the name of its format:
-    ``jaeger``, ``tempo``, ``openai-agents``, ``otlp-json`` (requests) or ``sdk-json`` (span
-    lists). ``auto`` tells the formats apart by
+    Tempo's ``batches`` renamed, OpenAI Agents SDK items and LangSmith runs as spans) and the
+    name of its format: ``jaeger``, ``tempo``, ``openai-agents``, ``langsmith``, ``otlp-json``
+    (requests) or ``sdk-json`` (span lists). ``auto`` tells the formats apart by
     their keys."""
     jaeger = is_jaeger(doc)
     request = isinstance(doc, dict) and "resourceSpans" in doc
@@ -507,6 +511,12 @@ def _as_otlp(doc: Any, span_format: SpanFormat) -> tuple[Any, str, _BadField | N
         return None, "openai-agents", _BadField("object", message)
     if agents and span_format in ("auto", "openai-agents"):
         return openai_agents_spans(doc), "openai-agents", None
+    langsmith = is_langsmith(doc)
+    if span_format == "langsmith" and not langsmith:
+        message = "missing: not a LangSmith run (run_type, id) nor a list of runs"
+        return None, "langsmith", _BadField("run_type", message)
+    if langsmith and span_format in ("auto", "langsmith"):
+        return langsmith_spans(doc), "langsmith", None
     if span_format == "jaeger" and not jaeger:
         return None, "jaeger", _BadField("data", "missing: not a Jaeger export (data[].spans)")
     if span_format == "tempo" and not (tempo or request):
@@ -2018,7 +2028,8 @@ def read_otel(
             first, then on every span; ``session.id`` is the fallback); the trace id otherwise.
         log_files: OTLP logs exports written to other files (read first, held in memory).
         span_format: ``auto`` tells the formats apart by their content; ``otlp-json``,
-            ``otlp-proto``, ``jaeger`` or ``tempo`` reads the file as that format only.
+            ``otlp-proto``, ``jaeger``, ``tempo``, ``openai-agents`` or ``langsmith`` reads the
+            file as that format only.
     """
     binary = span_format == "otlp-proto" or (span_format == "auto" and _binary(path))
     stream = SpanStream(
