@@ -250,10 +250,9 @@ def test_openai_agents_sdk_own_trace_export(tmp_path: Path) -> None:
     assert _kinds(batched) == _kinds(own) and batched.usage == own.usage
 
 
-def test_langsmith_run_tree_and_run_list(tmp_path: Path) -> None:
-    """The tool loop traced by the LangSmith SDK: the same calls, results and tools; the
-    tool runs carry no call id and take the ones the model gave."""
-    (trace,) = _traces("langsmith.json")
+def _check_traced_loop(trace: Trace) -> None:
+    """The tool loop without a system message, traced by LangSmith or Langfuse: the tool
+    records carry no call id and take the ones the model gave."""
     assert [s.kind for s in trace.steps] == [
         StepKind.llm,
         StepKind.tool_call,
@@ -276,6 +275,11 @@ def test_langsmith_run_tree_and_run_list(tmp_path: Path) -> None:
     assert [t.name for t in trace.task.tools] == ["get_weather"]
     assert trace.task.tools[0].parameters == WEATHER_SCHEMA
     assert (trace.task.input, trace.output, trace.agent) == (QUESTION, FINAL, None)
+
+
+def test_langsmith_run_tree_and_run_list(tmp_path: Path) -> None:
+    (trace,) = _traces("langsmith.json")
+    _check_traced_loop(trace)
     assert trace.metadata["source_format"] == "langsmith"
     assert trace.metadata["unmapped_spans"] == {"weather_request": 1}
     # the same runs as a list linked by parent_run_id (Client.list_runs)
@@ -290,3 +294,12 @@ def test_langsmith_run_tree_and_run_list(tmp_path: Path) -> None:
     (again,) = list(read_otel(flat))
     assert isinstance(again, Trace)
     assert again.steps == trace.steps and again.usage == trace.usage
+
+
+def test_langfuse_sdk_spans() -> None:
+    """The Langfuse SDK's own spans (langfuse.observation.* attributes), as its OTLP exporter
+    sends them."""
+    (trace,) = _traces("langfuse.jsonl")
+    _check_traced_loop(trace)
+    assert trace.metadata["scopes"] == ["langfuse-sdk"]
+    assert trace.metadata["unmapped_spans"] == {"weather_request": 1}

@@ -419,6 +419,46 @@ def _first(d: dict[str, Any], *keys: str) -> tuple[str, Any]:
     return keys[0], None
 
 
+def _from_langfuse(attrs: dict[str, Any], name: str) -> None:
+    """Langfuse's observation attributes (its SDK's spans) as GenAI ones, where the span has
+    none: ``generation`` -> ``chat`` (input messages and tools, output message, model, usage
+    details), ``tool`` -> ``execute_tool`` (the decorated function's keyword arguments, its
+    output), ``agent`` -> ``invoke_agent``; an ``ERROR`` level gives ``error.type``."""
+    kind = attrs["langfuse.observation.type"]
+    given = _maybe_json(attrs.get("langfuse.observation.input"))
+    output = _maybe_json(attrs.get("langfuse.observation.output"))
+    mapped: dict[str, Any] = {}
+    if kind == "generation":
+        request = given if isinstance(given, dict) else {"messages": given}
+        usage = _maybe_json(attrs.get("langfuse.observation.usage_details"))
+        usage = usage if isinstance(usage, dict) else {}
+        mapped = {
+            "gen_ai.operation.name": "chat",
+            "gen_ai.response.model": attrs.get("langfuse.observation.model.name"),
+            "gen_ai.input.messages": request.get("messages"),
+            "gen_ai.tool.definitions": request.get("tools"),
+            "gen_ai.output.messages": [output] if isinstance(output, dict | str) else output,
+            "gen_ai.usage.input_tokens": usage.get("prompt_tokens", usage.get("input")),
+            "gen_ai.usage.output_tokens": usage.get("completion_tokens", usage.get("output")),
+        }
+    elif kind == "tool":
+        call = given if isinstance(given, dict) else {}
+        arguments = call.get("kwargs") if not call.get("args") else call
+        mapped = {
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": name,
+            "gen_ai.tool.call.arguments": arguments,
+            "gen_ai.tool.call.result": output,
+        }
+    elif kind == "agent":
+        mapped = {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": name}
+    if attrs.get("langfuse.observation.level") == "ERROR":
+        mapped["error.type"] = attrs.get("langfuse.observation.status_message") or "error"
+    for key, value in mapped.items():
+        if value is not None:
+            attrs.setdefault(key, value)
+
+
 def _drop_oversized(attrs: dict[str, Any], where: str, problems: list[_BadField]) -> None:
     """Leave out attribute values over :data:`MAX_ATTRIBUTE_CHARS` (a whole document pasted
     into an attribute), each reported as a problem of its span."""
@@ -479,6 +519,8 @@ def _decode_span(
         resource = _attributes(own_resource["attributes"], f"{where}.resource.attributes")
     attributes = _attributes(raw.get("attributes"), f"{where}.attributes")
     _drop_oversized(attributes, f"{where}.attributes", problems)
+    if "langfuse.observation.type" in attributes:
+        _from_langfuse(attributes, str(raw.get("name") or ""))
     return _Span(
         trace_id=str(_hex_id(trace_id)),
         span_id=str(_hex_id(span_id)),
