@@ -16,7 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 from agentgauge.cli import app
-from agentgauge.io.importers import IMPORTERS, SPAN_IMPORTERS
+from agentgauge.io.importers import IMPORTERS, get_importer
 from agentgauge.io.jsonl import ReadError, read_traces
 from agentgauge.io.otel import read_otel
 from agentgauge.model import StepKind, Trace
@@ -75,7 +75,7 @@ def test_every_format_is_told_apart_by_its_content(name: str) -> None:
 
 @pytest.mark.parametrize("name", _cases())
 def test_each_format_named_reads_the_same(name: str) -> None:
-    _check_layered(_only(list(IMPORTERS[FILES[name]](FIXTURES / name))))
+    _check_layered(_only(list(get_importer(FILES[name])(FIXTURES / name))))
 
 
 @pytest.mark.parametrize("name", _cases())
@@ -99,10 +99,10 @@ def test_scopes_and_service_survive_jaeger_and_tempo() -> None:
 
 
 def test_a_named_format_that_does_not_fit_is_an_error_naming_it() -> None:
-    items = list(IMPORTERS["jaeger"](FIXTURES / "layered.otlp.json"))
+    items = list(get_importer("jaeger")(FIXTURES / "layered.otlp.json"))
     assert len(items) == 1 and isinstance(items[0], ReadError)
     assert "not a Jaeger export" in items[0].message
-    items = list(IMPORTERS["tempo"](FIXTURES / "layered.jaeger.json"))
+    items = list(get_importer("tempo")(FIXTURES / "layered.jaeger.json"))
     assert isinstance(items[0], ReadError) and "not a Tempo export" in items[0].message
 
 
@@ -116,16 +116,11 @@ def test_bytes_that_are_no_protobuf_request_are_an_error(tmp_path: Path) -> None
 
 
 def test_span_importers_take_the_span_options() -> None:
-    assert set(SPAN_IMPORTERS) == {
-        "otel",
-        "otlp-json",
-        "otlp-proto",
-        "jaeger",
-        "tempo",
-        "openai-agents",
-        "langsmith",
-    }
-    assert set(SPAN_IMPORTERS) <= set(IMPORTERS)
+    span_options = {"group_by": "trace", "task_id_attribute": "gen_ai.conversation.id"}
+    for name in ("otel", "otlp-json", "otlp-proto", "jaeger", "tempo", "openai-agents"):
+        options = IMPORTERS.get(name).options
+        assert {k: options[k] for k in span_options} == span_options
+        assert options["log_files"] == ()
 
 
 def test_cli_import_with_a_named_format(tmp_path: Path) -> None:

@@ -17,6 +17,7 @@ from agentgauge.cli._common import (
 )
 
 if TYPE_CHECKING:
+    from agentgauge.io.import_report import ImportReport
     from agentgauge.io.importers import Importer
     from agentgauge.io.jsonl import ReadError
 
@@ -34,6 +35,20 @@ def _importer(
     return partial(importer.read, **{k: v for k, v in given.items() if k in importer.options})
 
 
+def _print_report(report: ImportReport) -> None:
+    """Per source format: files, traces, steps, tool calls, merged and skipped spans."""
+    from rich.table import Table
+
+    if not report.formats:
+        return
+    table = Table("format", "files", "traces", "steps", "tool calls", "merged", "skipped spans")
+    for row in report.rows():
+        table.add_row(*row)
+    console.print(table)
+    for line in report.skipped_lines():
+        console.print(line, highlight=False)
+
+
 def _print_error(error: ReadError) -> None:
     err_console.print(str(error), style="yellow", highlight=False, markup=False)
 
@@ -47,7 +62,9 @@ def import_traces(
     trace_format: Annotated[
         str,
         typer.Option(
-            "--format", help="Input format: 'otel', 'openai-chat', or a plugin's importer."
+            "--format",
+            help="Input format ('agentgauge plugins' lists them); 'otel' reads every span "
+            "format, telling them apart by their content.",
         ),
     ] = "otel",
     group_by: Annotated[
@@ -62,8 +79,9 @@ def import_traces(
 ) -> None:
     """Convert other tools' traces to native JSONL.
 
-    Reads OpenTelemetry GenAI and OpenInference spans (OTLP/JSON exports) and OpenAI-format
-    chats.
+    Reads OpenTelemetry GenAI and OpenInference spans (OTLP JSON or protobuf, Jaeger, Tempo),
+    the OpenAI Agents SDK's and LangSmith's exports, and OpenAI-format chats; prints what it
+    read per format.
     """
     from agentgauge.io.importers import IMPORTERS, convert
 
@@ -72,21 +90,13 @@ def import_traces(
     missing = [p for p in [*paths, *(logs or [])] if not p.is_file()]
     if missing:
         raise usage_error(not_a_file(missing[0]))
-    from rich.table import Table
-
     from agentgauge.io.import_report import ImportReport
 
     report = ImportReport(trace_format)
     read = report.watch(_importer(trace_format, group_by, task_id_attribute, logs or []))
     with console.status("importing"):
         counts = convert(paths, out, read, on_error=_print_error)
-    table = Table("format", "files", "traces", "steps", "tool calls", "merged", "skipped spans")
-    for row in report.rows():
-        table.add_row(*row)
-    if report.formats:
-        console.print(table)
-    for line in report.skipped_lines():
-        console.print(line, highlight=False)
+    _print_report(report)
     console.print(f"wrote {counts.traces} traces to {out}; {counts.errors} errors")
     if counts.traces == 0:
         err_console.print(f"[yellow]hint:[/] {report.no_trace_hint(list(IMPORTERS))}")
