@@ -32,22 +32,14 @@ LAYERED = TESTS / "fixtures" / "otel" / "layered.jsonl"
 LAYERED_TRACE_ID = "ba8feaab6506d164e11ec1dbbc9a8a20"
 
 
-def _generate(path: Path, n: int) -> None:
-    lines = FIXTURE.read_text().splitlines()
+def _generate(path: Path, n: int, fixture: Path = FIXTURE, trace_id: str = TRACE_ID) -> None:
+    """``n`` copies of a fixture's lines, each run with its own trace and conversation ids."""
+    lines = fixture.read_text().splitlines()
     with path.open("w") as fh:
         for i in range(n):
-            trace_id = f"{i:032x}"
             for line in lines:
-                fh.write(line.replace(TRACE_ID, trace_id).replace("conv-42", f"conv-{i}") + "\n")
-
-
-def _generate_layered(path: Path, n: int) -> None:
-    lines = LAYERED.read_text().splitlines()
-    with path.open("w") as fh:
-        for i in range(n):
-            trace_id = f"{i:032x}"
-            for line in lines:
-                fh.write(line.replace(LAYERED_TRACE_ID, trace_id) + "\n")
+                line = line.replace(trace_id, f"{i:032x}").replace("conv-42", f"conv-{i}")
+                fh.write(line + "\n")
 
 
 def _measure(fmt: str, path: str) -> None:
@@ -117,7 +109,7 @@ def main() -> None:
         _row("native", "native", native, args.n, None)
         otel.unlink()
         layered = Path(tmp) / "layered.json"
-        _generate_layered(layered, args.layered)
+        _generate(layered, args.layered, LAYERED, LAYERED_TRACE_ID)
         print()
         print(
             f"layered: {args.layered} runs, {args.layered * 7} spans (2 model calls recorded "

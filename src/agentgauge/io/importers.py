@@ -117,11 +117,6 @@ IMPORTERS: Registry[ImporterInfo] = Registry(
     builtins=(
         "agentgauge.io.jsonl",
         "agentgauge.io.otel",
-        "agentgauge.io.jaeger",
-        "agentgauge.io.tempo",
-        "agentgauge.io.otlp_proto",
-        "agentgauge.io.openai_agents",
-        "agentgauge.io.langsmith",
         "agentgauge.io.openai_chat",
     ),
     adopt=lambda name, obj: importer(name)(obj),

@@ -14,16 +14,9 @@ The converted document goes through the same span reader as OTLP/JSON.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
-from pathlib import Path
 from typing import Any
 
-from agentgauge.io.importers import importer
-from agentgauge.io.jsonl import ReadError
-from agentgauge.io.span_options import DEFAULT_TASK_ID_ATTRIBUTE, GroupBy
-from agentgauge.model import Trace
-
-__all__ = ["is_jaeger", "jaeger_to_otlp", "read_jaeger"]
+__all__ = ["is_jaeger", "jaeger_to_otlp"]
 
 _SCOPE_TAGS = ("otel.scope.name", "otel.library.name")
 _STATUS_TAGS = {"otel.status_code", "otel.status_description", "error"}
@@ -132,30 +125,3 @@ def jaeger_to_otlp(doc: dict[str, Any]) -> dict[str, Any]:
             for resource, scopes in groups.items()
         ]
     }
-
-
-@importer("jaeger", description="Jaeger's query-API JSON")
-def read_jaeger(
-    path: str | Path,
-    *,
-    group_by: GroupBy = "trace",
-    task_id_attribute: str = DEFAULT_TASK_ID_ATTRIBUTE,
-    log_files: Sequence[str | Path] = (),
-) -> Iterator[Trace | ReadError]:
-    """Stream the agent runs of a Jaeger query-API JSON export as Traces.
-
-    Args:
-        path: the file, gzip-compressed or not.
-        group_by: as for :func:`agentgauge.io.otel.read_otel`.
-        task_id_attribute: as for :func:`agentgauge.io.otel.read_otel`.
-        log_files: as for :func:`agentgauge.io.otel.read_otel`.
-    """
-    from agentgauge.io.otel import read_otel
-
-    return read_otel(
-        path,
-        group_by=group_by,
-        task_id_attribute=task_id_attribute,
-        log_files=log_files,
-        span_format="jaeger",
-    )

@@ -18,16 +18,9 @@ Run ids and trace ids are UUIDs; their hex digits are the span and trace ids.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from pathlib import Path
 from typing import Any
 
-from agentgauge.io.importers import importer
-from agentgauge.io.jsonl import ReadError
-from agentgauge.io.span_options import DEFAULT_TASK_ID_ATTRIBUTE, GroupBy
-from agentgauge.model import Trace
-
-__all__ = ["is_langsmith", "langsmith_spans", "read_langsmith"]
+__all__ = ["is_langsmith", "langsmith_spans"]
 
 
 def _is_run(doc: Any) -> bool:
@@ -136,30 +129,3 @@ def langsmith_spans(doc: Any) -> list[dict[str, Any]]:
         spans.append(_span(run))
         todo[:0] = [c for c in run.get("child_runs") or [] if isinstance(c, dict)]
     return spans
-
-
-@importer("langsmith", description="LangSmith run trees and run lists")
-def read_langsmith(
-    path: str | Path,
-    *,
-    group_by: GroupBy = "trace",
-    task_id_attribute: str = DEFAULT_TASK_ID_ATTRIBUTE,
-    log_files: Sequence[str | Path] = (),
-) -> Iterator[Trace | ReadError]:
-    """Stream the agent runs of a LangSmith run export as Traces.
-
-    Args:
-        path: the file, gzip-compressed or not.
-        group_by: as for :func:`agentgauge.io.otel.read_otel`.
-        task_id_attribute: as for :func:`agentgauge.io.otel.read_otel`.
-        log_files: as for :func:`agentgauge.io.otel.read_otel`.
-    """
-    from agentgauge.io.otel import read_otel
-
-    return read_otel(
-        path,
-        group_by=group_by,
-        task_id_attribute=task_id_attribute,
-        log_files=log_files,
-        span_format="langsmith",
-    )

@@ -17,16 +17,9 @@ The trace objects themselves carry no step; their ``group_id`` is not in the spa
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
-from pathlib import Path
 from typing import Any
 
-from agentgauge.io.importers import importer
-from agentgauge.io.jsonl import ReadError
-from agentgauge.io.span_options import DEFAULT_TASK_ID_ATTRIBUTE, GroupBy
-from agentgauge.model import Trace
-
-__all__ = ["is_openai_agents", "openai_agents_spans", "read_openai_agents"]
+__all__ = ["is_openai_agents", "openai_agents_spans"]
 
 _OBJECTS = ("trace", "trace.span")
 
@@ -107,30 +100,3 @@ def openai_agents_spans(doc: Any) -> list[dict[str, Any]]:
     """
     items = doc["data"] if isinstance(doc.get("data"), list) else [doc]
     return [_span(item) for item in items if item.get("object") == "trace.span"]
-
-
-@importer("openai-agents", description="the OpenAI Agents SDK's own trace export")
-def read_openai_agents(
-    path: str | Path,
-    *,
-    group_by: GroupBy = "trace",
-    task_id_attribute: str = DEFAULT_TASK_ID_ATTRIBUTE,
-    log_files: Sequence[str | Path] = (),
-) -> Iterator[Trace | ReadError]:
-    """Stream the agent runs of an OpenAI Agents SDK trace export as Traces.
-
-    Args:
-        path: the file, gzip-compressed or not.
-        group_by: as for :func:`agentgauge.io.otel.read_otel`.
-        task_id_attribute: as for :func:`agentgauge.io.otel.read_otel`.
-        log_files: as for :func:`agentgauge.io.otel.read_otel`.
-    """
-    from agentgauge.io.otel import read_otel
-
-    return read_otel(
-        path,
-        group_by=group_by,
-        task_id_attribute=task_id_attribute,
-        log_files=log_files,
-        span_format="openai-agents",
-    )

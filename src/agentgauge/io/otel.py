@@ -36,11 +36,11 @@ import json
 import re
 import zlib
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import IO, Any, Literal, cast
+from typing import IO, Any, Literal, cast, get_args
 
 from pydantic import ValidationError
 
@@ -55,7 +55,6 @@ from agentgauge.io.jsonl import (
 from agentgauge.io.langsmith import is_langsmith, langsmith_spans
 from agentgauge.io.openai_agents import is_openai_agents, openai_agents_spans
 from agentgauge.io.otlp_proto import decode_request, is_protobuf
-from agentgauge.io.span_options import DEFAULT_TASK_ID_ATTRIBUTE, GroupBy
 from agentgauge.model import MessageType, Step, StepKind, Task, ToolCall, ToolSpec, Trace, Usage
 
 __all__ = [
@@ -65,21 +64,19 @@ __all__ = [
     "SpanFormat",
     "SpanStream",
     "read_otel",
-    "read_otlp_json",
 ]
+
+GroupBy = Literal["trace", "conversation"]
+"""``trace``: one run per trace id (bare model calls joined into runs); ``conversation``: one
+run per conversation id."""
+
+DEFAULT_TASK_ID_ATTRIBUTE = "gen_ai.conversation.id"
+"""The span attribute a run's task id is read from by default."""
 
 SpanFormat = Literal[
     "auto", "otlp-json", "otlp-proto", "jaeger", "tempo", "openai-agents", "langsmith"
 ]
-SPAN_FORMATS: tuple[str, ...] = (
-    "auto",
-    "otlp-json",
-    "otlp-proto",
-    "jaeger",
-    "tempo",
-    "openai-agents",
-    "langsmith",
-)
+SPAN_FORMATS: tuple[str, ...] = get_args(SpanFormat)
 
 _CONVERSATION_KEYS = ("gen_ai.conversation.id", "session.id", "thread.id")
 
@@ -1245,15 +1242,27 @@ class _StepBuilder:
             for m in _input_messages(s)
             if m.role == "user" and m.text
         ]
+        content = first_user[0] if first_user else None
+        self._handoff(span, {**common, "agent": giver}, span.span_id, name, content)
+
+    def _handoff(
+        self,
+        span: _Span,
+        common: dict[str, Any],
+        step_id: str,
+        recipient: str,
+        content: str | None = None,
+    ) -> None:
+        """Add a handoff step from ``common["agent"]`` to ``recipient`` at the span's start."""
         self._add(
             span,
             span.start_ns,
-            **{**common, "agent": giver},
+            **common,
             kind=StepKind.handoff,
-            id=span.span_id,
-            recipient=name,
+            id=step_id,
+            recipient=recipient,
             message_type=MessageType.handoff,
-            content=first_user[0] if first_user else None,
+            content=content,
         )
 
     def _handoff_span(self, span: _Span, agent: str | None, common: dict[str, Any]) -> None:
@@ -1263,15 +1272,7 @@ class _StepBuilder:
         recipient = (
             _plain_value(span.attributes, "output.value") or span.name[len(_HANDOFF_PREFIX) :]
         )
-        self._add(
-            span,
-            span.start_ns,
-            **{**common, "agent": giver},
-            kind=StepKind.handoff,
-            id=span.span_id,
-            recipient=recipient,
-            message_type=MessageType.handoff,
-        )
+        self._handoff(span, {**common, "agent": giver}, span.span_id, recipient)
         self._transferred = (giver, _normalised(recipient))
 
     def _tool_steps(self, span: _Span, agent: str | None, common: dict[str, Any]) -> None:
@@ -1342,15 +1343,8 @@ class _StepBuilder:
             and _normalised(_agent_name(s)) == target
         )
         recipient = next((_agent_name(s) for s in later), target)
-        self._add(
-            span,
-            span.start_ns,
-            **{**common, "parent_id": span.span_id},
-            kind=StepKind.handoff,
-            id=f"{span.span_id}:handoff",
-            recipient=recipient,
-            message_type=MessageType.handoff,
-        )
+        step_id = f"{span.span_id}:handoff"
+        self._handoff(span, {**common, "parent_id": span.span_id}, step_id, recipient)
         self._transferred = (agent, _normalised(recipient))
 
     def _llm_steps(self, span: _Span, agent: str | None, common: dict[str, Any]) -> None:
@@ -2092,27 +2086,38 @@ def read_otel(
     yield from stream.finish()
 
 
-@importer("otlp-json", description="OTLP/JSON spans only (file-exporter lines, requests, lists)")
-def read_otlp_json(
-    path: str | Path,
-    *,
-    group_by: GroupBy = "trace",
-    task_id_attribute: str = DEFAULT_TASK_ID_ATTRIBUTE,
-    log_files: Sequence[str | Path] = (),
-) -> Iterator[Trace | ReadError]:
-    """Stream the agent runs of an OTLP/JSON file (file-exporter lines, whole requests, SDK
-    span lists) as Traces, without looking for other formats.
+_SPAN_IMPORTERS: dict[SpanFormat, str] = {
+    "otlp-json": "OTLP/JSON spans only (file-exporter lines, whole requests, SDK span lists)",
+    "otlp-proto": "an OTLP protobuf request (the otel extra)",
+    "jaeger": "Jaeger's query-API JSON",
+    "tempo": "Tempo's trace API JSON (batches of resource spans)",
+    "openai-agents": "the OpenAI Agents SDK's own trace export",
+    "langsmith": "LangSmith run trees and run lists",
+}
+"""The importers of one span format each (``otel`` tells them all apart)."""
 
-    Args:
-        path: the file, gzip-compressed or not.
-        group_by: as for :func:`read_otel`.
-        task_id_attribute: as for :func:`read_otel`.
-        log_files: as for :func:`read_otel`.
-    """
-    return read_otel(
-        path,
-        group_by=group_by,
-        task_id_attribute=task_id_attribute,
-        log_files=log_files,
-        span_format="otlp-json",
-    )
+
+def _span_importer(span_format: SpanFormat) -> Callable[..., Iterator[Trace | ReadError]]:
+    """The reader of one span format: :func:`read_otel` told the format."""
+
+    def read(
+        path: str | Path,
+        *,
+        group_by: GroupBy = "trace",
+        task_id_attribute: str = DEFAULT_TASK_ID_ATTRIBUTE,
+        log_files: Sequence[str | Path] = (),
+    ) -> Iterator[Trace | ReadError]:
+        return read_otel(
+            path,
+            group_by=group_by,
+            task_id_attribute=task_id_attribute,
+            log_files=log_files,
+            span_format=span_format,
+        )
+
+    read.__doc__ = f"Stream the agent runs of {_SPAN_IMPORTERS[span_format]} as Traces."
+    return read
+
+
+for _format, _description in _SPAN_IMPORTERS.items():
+    importer(_format, description=_description)(_span_importer(_format))

@@ -8,16 +8,9 @@ the optional extra ``agentgauge[otel]``.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from pathlib import Path
 from typing import Any
 
-from agentgauge.io.importers import importer
-from agentgauge.io.jsonl import ReadError
-from agentgauge.io.span_options import DEFAULT_TASK_ID_ATTRIBUTE, GroupBy
-from agentgauge.model import Trace
-
-__all__ = ["decode_request", "is_protobuf", "read_otlp_proto"]
+__all__ = ["decode_request", "is_protobuf"]
 
 
 def is_protobuf(head: bytes) -> bool:
@@ -57,30 +50,3 @@ def decode_request(data: bytes) -> dict[str, Any]:
     except DecodeError as exc:
         raise ValueError(f"it is not an OTLP protobuf export request: {exc}") from None
     raise ValueError("it is not an OTLP protobuf export request: it holds no spans nor logs")
-
-
-@importer("otlp-proto", description="an OTLP protobuf request (the otel extra)")
-def read_otlp_proto(
-    path: str | Path,
-    *,
-    group_by: GroupBy = "trace",
-    task_id_attribute: str = DEFAULT_TASK_ID_ATTRIBUTE,
-    log_files: Sequence[str | Path] = (),
-) -> Iterator[Trace | ReadError]:
-    """Stream the agent runs of an OTLP protobuf request file (``.pb``) as Traces.
-
-    Args:
-        path: the file, gzip-compressed or not.
-        group_by: as for :func:`agentgauge.io.otel.read_otel`.
-        task_id_attribute: as for :func:`agentgauge.io.otel.read_otel`.
-        log_files: as for :func:`agentgauge.io.otel.read_otel`.
-    """
-    from agentgauge.io.otel import read_otel
-
-    return read_otel(
-        path,
-        group_by=group_by,
-        task_id_attribute=task_id_attribute,
-        log_files=log_files,
-        span_format="otlp-proto",
-    )

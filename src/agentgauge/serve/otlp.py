@@ -27,9 +27,8 @@ from agentgauge.config import Suite
 from agentgauge.engine import EvaluateOptions, evaluate
 from agentgauge.errors import AgentgaugeError
 from agentgauge.io.jsonl import ReadError
-from agentgauge.io.otel import SpanStream
+from agentgauge.io.otel import DEFAULT_TASK_ID_ATTRIBUTE, GroupBy, SpanStream
 from agentgauge.io.otlp_proto import decode_request
-from agentgauge.io.span_options import DEFAULT_TASK_ID_ATTRIBUTE, GroupBy
 from agentgauge.model import Trace
 from agentgauge.store import Store
 
