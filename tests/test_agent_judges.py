@@ -111,7 +111,10 @@ def test_rubric_writes_its_steps_once_then_judges_with_them(
     _, steps_user = _messages(server.requests[0])
     assert "The answer is correct and complete." in steps_user
     assert "<scale>\n1-5\n</scale>" in steps_user
-    system, user = _messages(server.requests[1])
+    # the two verdicts are asked concurrently: take trace a's, whichever came first
+    system, user = next(
+        m for m in map(_messages, server.requests[1:]) if "Canberra\n</output>" in m[1]
+    )
     assert "1. Read the task.\n2. Check the output against the criteria.\n3. Decide." in system
     assert "Criteria:\nThe answer is correct and complete." in system
     # the default inputs: the task and the final output, not the steps
