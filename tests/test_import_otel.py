@@ -565,10 +565,11 @@ def test_registry() -> None:
         "tempo",
         "openai-agents",
         "langsmith",
+        "langfuse",
         "openai-chat",
     }
     assert get_importer("native") is read_traces
-    known = "jaeger, langsmith, native, openai-agents, openai-chat, otel, otlp-json"
+    known = "jaeger, langfuse, langsmith, native, openai-agents, openai-chat, otel, otlp-json"
     with pytest.raises(ValueError, match=known):
         get_importer("zipkin")
 

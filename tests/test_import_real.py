@@ -12,9 +12,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
+from typer.testing import CliRunner
 
+from agentgauge.cli import app
+from agentgauge.io.jsonl import ReadError, read_traces
 from agentgauge.io.otel import read_otel
 from agentgauge.model import StepKind, Trace
 
@@ -303,3 +307,192 @@ def test_langfuse_sdk_spans() -> None:
     _check_traced_loop(trace)
     assert trace.metadata["scopes"] == ["langfuse-sdk"]
     assert trace.metadata["unmapped_spans"] == {"weather_request": 1}
+
+
+LANGFUSE_TRACE_ID = "1248faa676e6baeba8121a5686876ce6"
+
+
+def _langfuse_export() -> dict[str, Any]:
+    """The same loop as Langfuse's public API returns its trace: the trace (the app root's
+    input and output) and its observations: the SPAN ``weather_request``, two GENERATIONs, two
+    TOOLs."""
+    doc: dict[str, Any] = json.loads((FIXTURES / "langfuse_export.json").read_text())
+    return doc
+
+
+def _read(path: Path, span_format: str = "auto") -> tuple[list[Trace], list[ReadError]]:
+    items = list(read_otel(path, span_format=span_format))  # type: ignore[arg-type]
+    traces = [i for i in items if isinstance(i, Trace)]
+    return traces, [i for i in items if isinstance(i, ReadError)]
+
+
+def test_langfuse_trace_export() -> None:
+    (trace,) = _traces("langfuse_export.json")
+    _check_traced_loop(trace)
+    assert trace.id == LANGFUSE_TRACE_ID and trace.task.id == LANGFUSE_TRACE_ID
+    assert trace.metadata["source_format"] == "langfuse"
+    assert trace.metadata["models"] == {"gpt-4o-mini-2024-07-18": 2}
+    # the trace itself and its SPAN observation make no step
+    assert trace.metadata["unmapped_spans"] == {"weather_request": 2}
+    (sdk,) = _traces("langfuse.jsonl")
+    assert [(s.kind, s.tool_call, s.result, s.usage) for s in trace.steps] == [
+        (s.kind, s.tool_call, s.result, s.usage) for s in sdk.steps
+    ]
+
+
+def _shapes() -> dict[str, list[Any]]:
+    """Each shape's documents, one per line of the file."""
+    trace = _langfuse_export()
+    observations = trace["observations"]
+    listed = {**trace, "observations": [o["id"] for o in observations]}
+    return {
+        "list of traces": [[trace]],
+        "page of traces": [{"data": [trace], "meta": {"page": 1, "totalItems": 1}}],
+        "traces page with the observations": [{"data": [listed, *observations]}],
+        "observations alone": [{"data": observations}],
+        "traces page, then observations page": [{"data": [listed]}, {"data": observations}],
+    }
+
+
+@pytest.mark.parametrize("shape", list(_shapes()))
+def test_langfuse_export_shapes_give_the_same_run(shape: str, tmp_path: Path) -> None:
+    path = tmp_path / "export.json"
+    path.write_text("".join(json.dumps(doc) + "\n" for doc in _shapes()[shape]))
+    (trace,), errors = _read(path)
+    assert errors == []
+    _check_traced_loop(trace)
+    assert trace.id == LANGFUSE_TRACE_ID
+    # without the trace object in their document only the SPAN observation is left over
+    unmapped = 2 if shape.endswith("traces") or shape.endswith("observations") else 1
+    assert trace.metadata["unmapped_spans"] == {"weather_request": unmapped}
+
+
+def test_langfuse_agents_handoffs_and_errors(tmp_path: Path) -> None:
+    """AGENT observations name the agents of the steps below them (a nested one is a handoff);
+    a TOOL or GENERATION at level ERROR is a failed step with its status message."""
+    trace = _langfuse_export()
+    root, first, paris, rome, second = trace["observations"]
+    root.update(type="AGENT", name="triage")
+    weather = {
+        "id": "a9e0c0de00000001",
+        "traceId": trace["id"],
+        "parentObservationId": root["id"],
+        "type": "AGENT",
+        "name": "weather",
+        "startTime": second["startTime"],
+        "endTime": second["endTime"],
+    }
+    second["parentObservationId"] = weather["id"]
+    del rome["output"]
+    rome.update(level="ERROR", statusMessage="no weather station in Rome")
+    second.update(level="ERROR", statusMessage="rate limited")
+    trace["observations"] = [root, first, paris, rome, weather, second]
+    path = tmp_path / "agents.json"
+    path.write_text(json.dumps(trace))
+    (run,), errors = _read(path, "langfuse")
+    assert errors == []
+    assert [(s.kind.value, s.agent, s.recipient, s.error) for s in run.steps] == [
+        ("llm", "triage", None, None),
+        ("tool_call", "triage", None, None),
+        ("tool_result", "triage", None, None),
+        ("tool_call", "triage", None, None),
+        ("tool_result", "triage", None, "no weather station in Rome"),
+        ("handoff", "triage", "weather", None),
+        ("llm", "weather", None, "rate limited"),
+    ]
+    assert run.agent == "triage"
+    assert [s.result for s in run.steps if s.kind is StepKind.tool_result] == [
+        {"temp": 18, "sky": "sunny"},
+        None,
+    ]
+
+
+def test_langfuse_tool_arguments_as_given(tmp_path: Path) -> None:
+    """A TOOL observation whose input is the arguments themselves (not the SDK decorator's
+    ``args`` / ``kwargs``) keeps them as they are."""
+    trace = _langfuse_export()
+    trace["observations"][2]["input"] = {"city": "Paris", "unit": "celsius"}
+    path = tmp_path / "tool.json"
+    path.write_text(json.dumps(trace))
+    (run,), _ = _read(path)
+    assert run.tool_calls[0].arguments == {"city": "Paris", "unit": "celsius"}
+    assert run.tool_calls[0].id == "call_paris"
+
+
+def test_langfuse_bad_input_is_reported_with_position_and_the_rest_imported(
+    tmp_path: Path,
+) -> None:
+    """Line 1: an observation without its id; line 2: a page whose second observation has no
+    trace id and whose last item is no observation; line 3: two observations naming each
+    other as parent (a cycle, in another trace); line 4: not JSON."""
+    first = _langfuse_export()
+    del first["observations"][3]["id"]  # the Rome tool call: its call and result are lost
+    cycled = _langfuse_export()
+    cycled["id"] = "0" * 31 + "1"
+    observations = cycled["observations"]
+    cycled["observations"] = [o["id"] for o in observations]
+    for obs in observations:
+        obs["traceId"] = cycled["id"]
+    observations[1]["parentObservationId"] = observations[2]["id"]
+    observations[2]["parentObservationId"] = observations[1]["id"]
+    loose = _langfuse_export()["observations"]
+    for obs in loose:
+        obs["traceId"] = "0" * 31 + "2"
+    del loose[1]["traceId"]
+    lines = [
+        json.dumps(first),
+        json.dumps({"data": [*loose, {"comment": "x"}]}),
+        json.dumps({"data": [cycled, *observations]}),
+        "{not json",
+    ]
+    path = tmp_path / "broken.json"
+    path.write_text("\n".join(lines) + "\n")
+    traces, errors = _read(path)
+    assert [(e.source, e.line, e.field) for e in errors] == [
+        (str(path), 1, "observations[3].id"),
+        (str(path), 2, "data[1].traceId"),
+        (str(path), 3, "parentSpanId"),
+        (str(path), 4, None),
+    ]
+    assert "missing: every observation needs its id" in errors[0].message
+    assert errors[1].message.endswith("(and 1 more)")
+    assert "form a cycle" in errors[2].message
+    assert "invalid JSON" in errors[3].message
+    by_id = {t.id: t for t in traces}
+    assert sorted(by_id) == ["0" * 31 + "1", "0" * 31 + "2", LANGFUSE_TRACE_ID]
+    assert [c.id for c in by_id[LANGFUSE_TRACE_ID].tool_calls] == ["call_paris"]
+    # the generation without a trace id is left out, and with it the ids of the calls it asked
+    # for; the TOOL observations remain
+    assert [(c.id, c.arguments) for c in by_id["0" * 31 + "2"].tool_calls] == [
+        (None, {"city": "Paris"}),
+        (None, {"city": "Rome"}),
+    ]
+    assert [s.kind for s in by_id["0" * 31 + "2"].steps].count(StepKind.llm) == 1
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["langsmith.json", "openai_agents_sdk.jsonl", "langfuse.jsonl", "layered.jaeger.json"],
+)
+def test_other_formats_are_not_taken_for_langfuse(name: str) -> None:
+    (trace, *_) = _traces(name)
+    assert trace.metadata["source_format"] != "langfuse"
+    (error,) = [i for i in read_otel(FIXTURES / name, span_format="langfuse")][:1]
+    assert isinstance(error, ReadError)
+    assert error.field == "observations" and "not a Langfuse export" in error.message
+
+
+def test_cli_import_langfuse_export_prints_its_report(tmp_path: Path) -> None:
+    out = tmp_path / "out.jsonl"
+    path = str(FIXTURES / "langfuse_export.json")
+    result = CliRunner().invoke(app, ["import", path, "--format", "langfuse", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    # format, files, traces, steps, tool calls, merged, skipped
+    row = next(line for line in result.output.splitlines() if "langfuse" in line)
+    assert [cell.strip() for cell in row.strip("│ ").split("│")] == [
+        "langfuse", "1", "1", "6", "2", "0", "2"
+    ]  # fmt: skip
+    assert "weather_request (2)" in result.output
+    (trace,) = list(read_traces(out))
+    assert isinstance(trace, Trace)
+    _check_traced_loop(trace)

@@ -27,6 +27,7 @@ FORMAT_NAMES = {
     "tempo": "Tempo trace JSON",
     "openai-agents": "OpenAI Agents SDK trace export",
     "langsmith": "LangSmith runs",
+    "langfuse": "Langfuse trace export",
 }
 """The span formats, as the report and its hints name them."""
 
@@ -38,6 +39,7 @@ _SPAN_FORMATS_OF = {
     "tempo": ("tempo",),
     "openai-agents": ("openai-agents",),
     "langsmith": ("langsmith",),
+    "langfuse": ("langfuse",),
 }
 
 SKIP_REASONS = {

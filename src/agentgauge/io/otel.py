@@ -52,6 +52,7 @@ from agentgauge.io.jsonl import (
     invalid_json,
     validation_read_error,
 )
+from agentgauge.io.langfuse import is_langfuse, langfuse_spans
 from agentgauge.io.langsmith import is_langsmith, langsmith_spans
 from agentgauge.io.openai_agents import is_openai_agents, openai_agents_spans
 from agentgauge.io.otlp_proto import decode_request, is_protobuf
@@ -74,7 +75,7 @@ DEFAULT_TASK_ID_ATTRIBUTE = "gen_ai.conversation.id"
 """The span attribute a run's task id is read from by default."""
 
 SpanFormat = Literal[
-    "auto", "otlp-json", "otlp-proto", "jaeger", "tempo", "openai-agents", "langsmith"
+    "auto", "otlp-json", "otlp-proto", "jaeger", "tempo", "openai-agents", "langsmith", "langfuse"
 ]
 SPAN_FORMATS: tuple[str, ...] = get_args(SpanFormat)
 
@@ -440,7 +441,9 @@ def _from_langfuse(attrs: dict[str, Any], name: str) -> None:
         }
     elif kind == "tool":
         call = given if isinstance(given, dict) else {}
-        arguments = call.get("kwargs") if not call.get("args") else call
+        # the SDK's decorator records {"args": [...], "kwargs": {...}}; others the arguments
+        decorated = "kwargs" in call and not call.get("args")
+        arguments = call.get("kwargs") if decorated else call
         mapped = {
             "gen_ai.operation.name": "execute_tool",
             "gen_ai.tool.name": name,
@@ -535,40 +538,48 @@ def _decode_span(
     )
 
 
-def _as_otlp(doc: Any, span_format: SpanFormat) -> tuple[Any, str, _BadField | None]:
+def _as_otlp(doc: Any, span_format: SpanFormat) -> tuple[Any, str, list[_BadField]]:
     """A document of another span format in OTLP/JSON's shape (Jaeger's query API converted,
-    Tempo's ``batches`` renamed, OpenAI Agents SDK items and LangSmith runs as spans) and the
-    name of its format: ``jaeger``, ``tempo``, ``openai-agents``, ``langsmith``, ``otlp-json``
-    (requests) or ``sdk-json`` (span lists). ``auto`` tells the formats apart by
-    their keys."""
+    Tempo's ``batches`` renamed, OpenAI Agents SDK items, LangSmith runs and Langfuse
+    observations as spans) and the name of its format: ``jaeger``, ``tempo``,
+    ``openai-agents``, ``langsmith``, ``langfuse``, ``otlp-json`` (requests) or ``sdk-json``
+    (span lists), and what could not be converted (all of it, with no document, when it is not
+    of the format asked for). ``auto`` tells the formats apart by their keys."""
     jaeger = is_jaeger(doc)
     request = isinstance(doc, dict) and "resourceSpans" in doc
     tempo = isinstance(doc, dict) and "batches" in doc
     agents = is_openai_agents(doc)
     if span_format == "openai-agents" and not agents:
         message = "missing: not an OpenAI Agents SDK export (object: trace or trace.span)"
-        return None, "openai-agents", _BadField("object", message)
+        return None, "openai-agents", [_BadField("object", message)]
     if agents and span_format in ("auto", "openai-agents"):
-        return openai_agents_spans(doc), "openai-agents", None
+        return openai_agents_spans(doc), "openai-agents", []
     langsmith = is_langsmith(doc)
     if span_format == "langsmith" and not langsmith:
         message = "missing: not a LangSmith run (run_type, id) nor a list of runs"
-        return None, "langsmith", _BadField("run_type", message)
+        return None, "langsmith", [_BadField("run_type", message)]
     if langsmith and span_format in ("auto", "langsmith"):
-        return langsmith_spans(doc), "langsmith", None
+        return langsmith_spans(doc), "langsmith", []
+    langfuse = is_langfuse(doc)
+    if span_format == "langfuse" and not langfuse:
+        message = "missing: not a Langfuse export (a trace with observations, or observations)"
+        return None, "langfuse", [_BadField("observations", message)]
+    if langfuse and span_format in ("auto", "langfuse"):
+        spans, problems = langfuse_spans(doc)
+        return spans, "langfuse", [_BadField(where, message) for where, message in problems]
     if span_format == "jaeger" and not jaeger:
-        return None, "jaeger", _BadField("data", "missing: not a Jaeger export (data[].spans)")
+        return None, "jaeger", [_BadField("data", "missing: not a Jaeger export (data[].spans)")]
     if span_format == "tempo" and not (tempo or request):
         message = "missing: not a Tempo export (batches, resourceSpans)"
-        return None, "tempo", _BadField("batches", message)
+        return None, "tempo", [_BadField("batches", message)]
     if jaeger and span_format in ("auto", "jaeger"):
-        return jaeger_to_otlp(doc), "jaeger", None
+        return jaeger_to_otlp(doc), "jaeger", []
     if tempo and span_format in ("auto", "tempo"):
-        return {"resourceSpans": doc["batches"]}, "tempo", None
+        return {"resourceSpans": doc["batches"]}, "tempo", []
     return (
         doc,
         span_format if span_format == "tempo" else "otlp-json" if request else "sdk-json",
-        None,
+        [],
     )
 
 
@@ -1981,8 +1992,11 @@ class SpanStream:
         """
         protobuf = self._binary if binary is None else binary
         completed: list[str] = []
-        doc, label, bad_format = _as_otlp(doc, self._span_format)
-        spans, errors = _spans_of(doc, line) if bad_format is None else ([], [bad_format])
+        doc, label, errors = _as_otlp(doc, self._span_format)
+        spans: list[_Span] = []
+        if doc is not None:
+            spans, bad = _spans_of(doc, line)
+            errors += bad
         for span in spans:
             span.source_format = "otlp-proto" if protobuf else label
             if span.trace_id in self._emitted:
@@ -2064,8 +2078,8 @@ def read_otel(
             first, then on every span; ``session.id`` is the fallback); the trace id otherwise.
         log_files: OTLP logs exports written to other files (read first, held in memory).
         span_format: ``auto`` tells the formats apart by their content; ``otlp-json``,
-            ``otlp-proto``, ``jaeger``, ``tempo``, ``openai-agents`` or ``langsmith`` reads the
-            file as that format only.
+            ``otlp-proto``, ``jaeger``, ``tempo``, ``openai-agents``, ``langsmith`` or
+            ``langfuse`` reads the file as that format only.
     """
     binary = span_format == "otlp-proto" or (span_format == "auto" and _binary(path))
     stream = SpanStream(
@@ -2093,6 +2107,7 @@ _SPAN_IMPORTERS: dict[SpanFormat, str] = {
     "tempo": "Tempo's trace API JSON (batches of resource spans)",
     "openai-agents": "the OpenAI Agents SDK's own trace export",
     "langsmith": "LangSmith run trees and run lists",
+    "langfuse": "Langfuse trace exports (traces with their observations)",
 }
 """The importers of one span format each (``otel`` tells them all apart)."""
 
