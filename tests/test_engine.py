@@ -2,6 +2,7 @@
 
 import json
 import os
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,7 @@ from agentgauge.judges.settings import JudgeSettings
 from agentgauge.metrics.base import MetricResult, metric
 from agentgauge.model import Step, Task, Trace
 from agentgauge.report.export import result_document, write_result_json
-from agentgauge.store import Store, redact_secrets
+from agentgauge.store import _MIGRATIONS, SCHEMA_VERSION, Store, redact_secrets
 
 CALLS: list[str] = []
 
@@ -253,18 +254,15 @@ def test_ray_executor_gives_the_local_results(tmp_path: Path) -> None:
 
 def test_a_version_1_store_gains_the_per_sample_index(tmp_path: Path) -> None:
     db = tmp_path / "old.db"
-    with Store(db) as store:
-        store.connection.executescript(
-            "DROP INDEX metric_values_by_sample; ALTER TABLE samples DROP COLUMN usage; "
-            "PRAGMA user_version = 1;"
-        )
+    with sqlite3.connect(db) as old:
+        old.executescript(f"{_MIGRATIONS[1]}; PRAGMA user_version = 1;")
     with Store(db) as store:
         version = store.connection.execute("PRAGMA user_version").fetchone()[0]
         plan = store.connection.execute(
             "EXPLAIN QUERY PLAN SELECT metric FROM metric_values "
             "INDEXED BY metric_values_by_sample WHERE run_id = 'r' AND sample_key = 'k'"
         ).fetchall()
-    assert version == 3
+    assert version == SCHEMA_VERSION
     # a sample's values are found through the index, not by scanning its whole run
     assert "metric_values_by_sample (run_id=? AND sample_key=?)" in str([tuple(r) for r in plan])
 

@@ -16,6 +16,7 @@ from agentgauge.config import BUILTIN_SUITES
 from agentgauge.review.loader import read_paper_file
 from agentgauge.store import Store
 from judge_server import CONSTRUCTIVE_VALUE, PLANNING_VALUE, TECHNICAL_VALUE, judge_server
+from report_data import embedded
 
 runner = CliRunner()
 
@@ -171,8 +172,10 @@ def test_evaluate_generated_reviews_without_a_judge(shared_data: Path, tmp_path:
     assert [p["task_id"] for p in doc["papers"]] == ["acl_2017/dev/660", "acl_2017/dev/173"]
     page = html.read_text()
     assert doc["run_id"] in page
-    # the aspect agreement kept with the run is a table of the report too
-    assert "Records: aspect_agreement" in page and "<th>generated.mae</th>" in page
+    # the aspect agreement kept with the run is a table of the report too, beside the tiers
+    sections = {s["title"]: s for s in embedded(page)[0]["run"]["sections"]}
+    assert "generated.mae" in sections["Agreement with the human reviewers"]["columns"]
+    assert any("Tier 2 (LLM judges) ABSENT" in t for t in sections["Tiers"]["items"])
 
 
 def test_evaluate_with_a_judge_on_127_0_0_1(shared_data: Path, tmp_path: Path) -> None:

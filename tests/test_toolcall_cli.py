@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 
 from agentgauge.cli import app
 from agentgauge.store import Store
+from report_data import embedded
 from toolcall_samples import READ_FILE_TOOL, SEARCH_TOOL, deepfabric_sample, write_jsonl
 from toolcall_server import ServerState, record_retry_waits, scripted_server, tool_message
 
@@ -119,7 +120,16 @@ def test_score_perturbed_bfcl_predictions(shared_data: Path, tmp_path: Path) -> 
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     page = (tmp_path / "out.html").read_text()
-    assert "simple_python_3" in page and "run verdict" in page
+    data, pages = embedded(page)
+    assert "simple_python_3" in page and data["run"]["run"]["recommendation"] is not None
+    # the error types are a chart of the report; each sample's calls are in its page once
+    bars = next(s for s in data["run"]["sections"] if s["title"] == "Error types")
+    assert dict(zip(bars["labels"], bars["values"], strict=True))["wrong_tool"] == 1
+    wrong = next(p for p in pages.values() if p["trace_id"] == "simple_python_3")
+    assert wrong["shared"]["predicted"][0]["name"] == "solve_quadratic_equation"
+    assert all(
+        "predicted" not in m["details"] for m in wrong["metrics"] if "predicted" in m["shared"]
+    )
     doc = json.loads(out.read_text(encoding="utf-8"))
     samples = {s["id"]: s for s in doc["samples"]}
     assert {k: s["valid"] for k, s in samples.items()} == {

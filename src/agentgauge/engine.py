@@ -184,7 +184,7 @@ def _to_rows(
     scores: list[SampleScore],
 ) -> list[SampleRow]:
     rows = []
-    for (seq, key, _trace, source, line, trace_json), sc in zip(keyed, scores, strict=True):
+    for (seq, key, trace, source, line, trace_json), sc in zip(keyed, scores, strict=True):
         rows.append(
             SampleRow(
                 key=key,
@@ -205,6 +205,7 @@ def _to_rows(
                 ),
                 trace_json=trace_json,
                 usage=sc.usage,
+                category=trace.task.category,
             )
         )
     return rows

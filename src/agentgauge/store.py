@@ -1,8 +1,8 @@
 """The results store: one SQLite file (stdlib ``sqlite3``, WAL mode), versioned schema.
 
 Tables: ``runs`` (kind, suite, full config minus secrets, status), ``samples`` (one row per
-scored trace, with its composite, verdict, tokens and cost, and the trace itself compressed),
-``metric_values``
+scored trace, with its composite, verdict, tokens and cost, task category, error type and the
+trace itself compressed), ``metric_values``
 (one row per sample and metric), ``read_errors`` (bad input lines), ``records`` (ordered JSON
 records that a domain attaches to a run, such as a tuning history) and ``judge_cache``.
 Every batch is committed as one transaction, so a killed run loses at most the batch in
@@ -31,15 +31,17 @@ from agentgauge.scoring import Thresholds
 __all__ = [
     "JUDGE_CACHE_SCHEMA",
     "SCHEMA_VERSION",
+    "Facet",
     "MetricRow",
     "RunInfo",
+    "SampleQuery",
     "SampleRow",
     "Store",
     "StoreError",
     "redact_secrets",
 ]
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 JUDGE_CACHE_SCHEMA = """
 CREATE TABLE IF NOT EXISTS judge_cache (
@@ -117,6 +119,21 @@ _MIGRATIONS: dict[int, str] = {
     2: "CREATE INDEX metric_values_by_sample ON metric_values(run_id, sample_key)",
     # a sample's tokens and cost (the agent's and the judges'), as JSON
     3: "ALTER TABLE samples ADD COLUMN usage TEXT",
+    # the viewer filters and sorts a run's samples by these, server-side (100,000 samples and
+    # more); samples stored before keep their error type, read from their details
+    4: """
+    ALTER TABLE samples ADD COLUMN category TEXT;
+    ALTER TABLE samples ADD COLUMN error_type TEXT;
+    UPDATE samples SET error_type = (
+        SELECT e FROM (
+            SELECT json_extract(CASE WHEN d.type = 'object' THEN d.value END, '$.error_type') AS e
+            FROM json_each(samples.details) AS d
+        ) WHERE e IS NOT NULL LIMIT 1
+    );
+    CREATE INDEX samples_composite ON samples(run_id, composite);
+    CREATE INDEX samples_error_type ON samples(run_id, error_type);
+    CREATE INDEX samples_category ON samples(run_id, category);
+    """,
 }
 
 
@@ -138,6 +155,18 @@ class RunInfo:
     finished_at: str | None
     n_samples: int
     n_errors: int
+
+    @property
+    def name(self) -> str | None:
+        """The name the run was given (``--name``), if any."""
+        name = self.config.get("name")
+        return name if isinstance(name, str) else None
+
+    @property
+    def tags(self) -> list[str]:
+        """The tags the run was given (``--tag``)."""
+        tags = self.config.get("tags")
+        return [str(t) for t in tags] if isinstance(tags, list) else []
 
     @property
     def suite_config(self) -> dict[str, Any]:
@@ -177,12 +206,21 @@ class MetricRow(NamedTuple):
     error: str | None
 
 
+class Facet(NamedTuple):
+    """One value of a sample column over a run (:meth:`Store.facet_counts`)."""
+
+    value: str
+    n: int
+    mean_composite: float | None
+    n_error_type: int
+
+
 class SampleRow(NamedTuple):
     """One scored sample, as written by the engine and read back by :meth:`Store.iter_samples`.
 
     ``metrics`` holds one row per metric, in the order of the run's suite when read back;
     ``trace_json`` is the trace as it was read (a JSON document), or None when it was not
-    stored or not asked for.
+    stored or not asked for; ``category`` is the task's category.
     """
 
     key: str
@@ -200,6 +238,16 @@ class SampleRow(NamedTuple):
     metrics: tuple[MetricRow, ...]
     trace_json: bytes | None = None
     usage: dict[str, Any] | None = None
+    category: str | None = None
+
+    @property
+    def error_type(self) -> str | None:
+        """The error type the first metric to name one gives (a tool-calling metric's
+        ``error_type`` detail, such as ``type_error:base``); None when none does."""
+        for detail in self.details.values():
+            if isinstance(detail, dict) and detail.get("error_type") is not None:
+                return str(detail["error_type"])
+        return None
 
     @property
     def values(self) -> dict[str, float | None]:
@@ -219,6 +267,82 @@ class SampleRow(NamedTuple):
     def trace(self) -> Trace | None:
         """The stored trace as a :class:`Trace` (None when ``trace_json`` is None)."""
         return None if self.trace_json is None else Trace.model_validate_json(self.trace_json)
+
+
+_FACETS = ("recommendation", "band", "error_type", "category", "task_id")
+"""The sample columns a run's samples can be filtered on and counted by."""
+
+
+def _sample_columns(with_trace: bool, prefix: str = "") -> str:
+    """The columns of :class:`SampleRow`, in its order; the trace is left in the file unless
+    asked for."""
+    names = (
+        "key seq source line trace_id task_id composite coverage recommendation band error details"
+    ).split()
+    trace = f"{prefix}trace" if with_trace else "NULL"
+    return ", ".join([*(prefix + n for n in names), trace, f"{prefix}usage", f"{prefix}category"])
+
+
+@dataclass(frozen=True)
+class SampleQuery:
+    """Which samples of a run to read, and in what order (:meth:`Store.query_samples`).
+
+    Args:
+        search: a part of the trace id or the task id (case-insensitive).
+        recommendation: only the samples with this verdict.
+        band: only the samples in this band.
+        error_type: only the samples with this error type.
+        task_id: only the samples of this task.
+        category: only the samples of tasks in this category.
+        ranges: ``(metric, low, high)``: only the samples whose value of the metric (or of
+            ``composite``) lies within [low, high]; a None bound is open; a sample without a
+            value is left out.
+        sort: ``seq`` (input order), ``composite`` or a metric's name.
+        descending: highest first; samples without a value come last either way.
+    """
+
+    search: str | None = None
+    recommendation: str | None = None
+    band: str | None = None
+    error_type: str | None = None
+    task_id: str | None = None
+    category: str | None = None
+    ranges: tuple[tuple[str, float | None, float | None], ...] = ()
+    sort: str = "seq"
+    descending: bool = False
+
+    def where(self, run_id: str) -> tuple[str, tuple[Any, ...]]:
+        """The SQL condition on ``samples AS s`` and its parameters."""
+        clauses = ["s.run_id = ?"]
+        params: list[Any] = [run_id]
+        if self.search:
+            escaped = self.search.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+            clauses.append("(s.trace_id LIKE ? ESCAPE '\\' OR s.task_id LIKE ? ESCAPE '\\')")
+            params += [f"%{escaped}%"] * 2
+        for column, value in (
+            ("recommendation", self.recommendation),
+            ("band", self.band),
+            ("error_type", self.error_type),
+            ("task_id", self.task_id),
+            ("category", self.category),
+        ):
+            if value is not None:
+                clauses.append(f"s.{column} = ?")
+                params.append(value)
+        for metric, low, high in self.ranges:
+            bounds = [(">=", low), ("<=", high)]
+            if metric == "composite":
+                clauses.append("s.composite IS NOT NULL")
+                clauses += [f"s.composite {op} ?" for op, bound in bounds if bound is not None]
+            else:
+                inner = ["run_id = ?", "metric = ?", "value IS NOT NULL"]
+                params += [run_id, metric]
+                inner += [f"value {op} ?" for op, bound in bounds if bound is not None]
+                clauses.append(
+                    f"s.key IN (SELECT sample_key FROM metric_values WHERE {' AND '.join(inner)})"
+                )
+            params += [bound for _, bound in bounds if bound is not None]
+        return " AND ".join(clauses), tuple(params)
 
 
 def _now() -> str:
@@ -393,8 +517,8 @@ class Store:
         try:
             db.executemany(
                 "INSERT OR REPLACE INTO samples (run_id, key, seq, source, line, trace_id, "
-                "task_id, composite, coverage, recommendation, band, error, details, trace, usage)"
-                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                "task_id, composite, coverage, recommendation, band, error, details, trace, usage, "
+                "category, error_type) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 [
                     (
                         run_id,
@@ -412,6 +536,8 @@ class Store:
                         json.dumps(s.details, default=str),
                         zlib.compress(s.trace_json, 1) if s.trace_json is not None else None,
                         json.dumps(s.usage) if s.usage is not None else None,
+                        s.category,
+                        s.error_type,
                     )
                     for s in samples
                 ],
@@ -509,14 +635,94 @@ class Store:
             "seq": "seq",
             "worst": "error IS NULL, composite IS NOT NULL, composite, seq",
         }[order]
-        # the columns of SampleRow, in its order; the trace is left in the file unless asked for
-        sql = (
-            "SELECT key, seq, source, line, trace_id, task_id, composite, coverage, "
-            f"recommendation, band, error, details, {'trace' if with_trace else 'NULL'}, usage "
-            f"FROM samples WHERE run_id = ? ORDER BY {order_sql}"
-        )
+        columns = _sample_columns(with_trace)
+        sql = f"SELECT {columns} FROM samples WHERE run_id = ? ORDER BY {order_sql}"
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
+        return self._sample_rows(run_id, sql, (run_id,))
+
+    def get_sample(self, run_id: str, key: str) -> SampleRow:
+        """One sample of a run, with its trace.
+
+        Args:
+            run_id: the run (its full id).
+            key: the sample's key.
+
+        Raises:
+            StoreError: the run has no such sample.
+        """
+        sql = f"SELECT {_sample_columns(True)} FROM samples WHERE run_id = ? AND key = ?"
+        for row in self._sample_rows(run_id, sql, (run_id, key)):
+            return row
+        raise StoreError(f"{self.path}: run {run_id} has no sample {key!r}")
+
+    def neighbours(self, run_id: str, seq: int) -> tuple[str | None, str | None]:
+        """The keys of the samples before and after position ``seq`` in input order (None at
+        either end).
+
+        Args:
+            run_id: the run.
+            seq: a sample's position.
+        """
+        before = self._db.execute(
+            "SELECT key FROM samples WHERE run_id = ? AND seq < ? ORDER BY seq DESC LIMIT 1",
+            (run_id, seq),
+        ).fetchone()
+        after = self._db.execute(
+            "SELECT key FROM samples WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT 1",
+            (run_id, seq),
+        ).fetchone()
+        return (before[0] if before else None, after[0] if after else None)
+
+    def query_samples(
+        self, run_id: str, query: SampleQuery, *, offset: int = 0, limit: int = 50
+    ) -> tuple[int, list[SampleRow]]:
+        """One page of a run's samples, filtered and sorted in SQL (fast on 100,000 samples).
+
+        Args:
+            run_id: the run (its full id).
+            query: the filters and the order.
+            offset: samples to skip.
+            limit: at most this many.
+
+        Returns:
+            How many samples pass the filters, and the page (without traces).
+
+        Raises:
+            StoreError: a sort key that is neither a column nor a metric of the run.
+        """
+        where, params = query.where(run_id)
+        total = self._db.execute(
+            f"SELECT COUNT(*) FROM samples AS s WHERE {where}", params
+        ).fetchone()[0]
+        join, join_params, order = self._sample_order(run_id, query)
+        sql = (
+            f"SELECT {_sample_columns(False, 's.')} FROM samples AS s {join} WHERE {where} "
+            f"ORDER BY {order} LIMIT ? OFFSET ?"
+        )
+        rows = list(
+            self._sample_rows(run_id, sql, (*join_params, *params, int(limit), int(offset)))
+        )
+        return int(total), rows
+
+    def _sample_order(self, run_id: str, query: SampleQuery) -> tuple[str, tuple[str, ...], str]:
+        """The join, its parameters and the ORDER BY of a query's sort (missing values last)."""
+        direction = "DESC" if query.descending else "ASC"
+        if query.sort == "seq":
+            return "", (), f"s.seq {direction}"
+        if query.sort == "composite":
+            return "", (), f"s.composite IS NULL, s.composite {direction}, s.seq"
+        if query.sort not in self.metric_names(run_id):
+            raise StoreError(f"run {run_id} has no metric {query.sort!r} to sort by")
+        join = (
+            "LEFT JOIN metric_values AS o ON o.run_id = s.run_id AND o.metric = ? "
+            "AND o.sample_key = s.key"
+        )
+        return join, (query.sort,), f"o.value IS NULL, o.value {direction}, s.seq"
+
+    def _sample_rows(self, run_id: str, sql: str, params: Sequence[Any]) -> Iterator[SampleRow]:
+        """Samples from a query selecting :func:`_sample_columns`, each with its metric
+        values in the order of the run's suite."""
         # without statistics SQLite prefers the primary key's run_id prefix: a scan per sample
         metric_sql = (
             "SELECT metric, value, reason, error FROM metric_values "
@@ -528,7 +734,7 @@ class Store:
         samples, metric_values = self._db.cursor(), self._db.cursor()
         samples.row_factory = metric_values.row_factory = None
         metric_row = partial(tuple.__new__, MetricRow)
-        for row in samples.execute(sql, (run_id,)):
+        for row in samples.execute(sql, params):
             metrics = sorted(
                 map(metric_row, metric_values.execute(metric_sql, (run_id, row[0]))),
                 key=lambda m: order_of.get(m.metric, unknown),
@@ -541,8 +747,49 @@ class Store:
                     tuple(metrics),
                     zlib.decompress(blob) if blob is not None else None,
                     json.loads(row[13]) if row[13] else None,
+                    row[14],
                 )
             )
+
+    def facet_counts(self, run_id: str, column: str) -> list[Facet]:
+        """The values a column takes over a run's samples, most frequent first (None left
+        out), each with its samples' mean composite and how many of them name an error type.
+
+        Args:
+            run_id: the run.
+            column: ``recommendation``, ``band``, ``error_type``, ``category`` or ``task_id``.
+        """
+        if column not in _FACETS:
+            raise ValueError(f"not a sample facet: {column!r}")
+        return [
+            Facet(*r)
+            for r in self._db.execute(
+                f"SELECT {column}, COUNT(*), AVG(composite), COUNT(error_type) FROM samples "
+                f"WHERE run_id = ? AND {column} IS NOT NULL "
+                f"GROUP BY {column} ORDER BY COUNT(*) DESC, {column}",
+                (run_id,),
+            )
+        ]
+
+    def missing_reasons(self, run_id: str, per_metric: int = 5) -> dict[str, list[tuple[str, int]]]:
+        """Why metrics had no value: per metric, its most frequent reasons (or errors) and how
+        many samples gave each.
+
+        Args:
+            run_id: the run.
+            per_metric: at most this many reasons per metric.
+        """
+        out: dict[str, list[tuple[str, int]]] = {}
+        for metric, reason, count in self._db.execute(
+            "SELECT metric, COALESCE(error, reason, 'no reason given'), COUNT(*) "
+            "FROM metric_values WHERE run_id = ? AND value IS NULL GROUP BY 1, 2 "
+            "ORDER BY 1, 3 DESC, 2",
+            (run_id,),
+        ):
+            reasons = out.setdefault(metric, [])
+            if len(reasons) < per_metric:
+                reasons.append((reason, count))
+        return out
 
     def read_errors(self, run_id: str) -> list[ReadError]:
         """The bad input lines of a run, in file and line order."""

@@ -12,7 +12,7 @@ from typing import Any
 import typer
 from typer.core import TyperGroup
 
-from agentgauge.cli import catalog, evaluate, imports, otel, run, runs, tuning
+from agentgauge.cli import catalog, evaluate, imports, otel, run, runs, tuning, view
 from agentgauge.cli._common import usage_error
 from agentgauge.cli.judge import judge_app
 from agentgauge.cli.review import review_app
@@ -52,6 +52,7 @@ app.command("runs")(runs.runs)
 app.command("show")(runs.show)
 app.command("compare")(runs.compare)
 app.command("passk")(runs.passk)
+app.command("view")(view.view)
 app.command("metrics")(catalog.metrics)
 app.command("plugins")(catalog.plugins)
 app.command("schema")(catalog.schema)

@@ -34,6 +34,7 @@ from agentgauge.store import RunInfo, SampleRow, Store
 __all__ = [
     "USAGE_FIELDS",
     "SampleHook",
+    "finite",
     "result_document",
     "run_aggregate",
     "run_usage",
@@ -263,16 +264,21 @@ def _error_documents(store: Store, run_id: str) -> list[dict[str, Any]]:
 
 
 def _dumps(value: Any) -> str:
-    return json.dumps(_finite(value), ensure_ascii=False, default=str)
+    return json.dumps(finite(value), ensure_ascii=False, default=str)
 
 
-def _finite(value: Any) -> Any:
+def finite(value: Any) -> Any:
+    """``value`` with every non-finite float (NaN, infinity) made None, as JSON has none.
+
+    Args:
+        value: JSON-like data.
+    """
     if isinstance(value, float) and not math.isfinite(value):
         return None
     if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
+        return {k: finite(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [_finite(v) for v in value]
+        return [finite(v) for v in value]
     return value
 
 
@@ -284,7 +290,7 @@ def write_json(doc: dict[str, Any], path: str | Path) -> None:
         path: the output file.
     """
     Path(path).write_text(
-        json.dumps(_finite(doc), indent=1, ensure_ascii=False, default=str), encoding="utf-8"
+        json.dumps(finite(doc), indent=1, ensure_ascii=False, default=str), encoding="utf-8"
     )
 
 

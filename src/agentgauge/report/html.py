@@ -1,180 +1,65 @@
-"""A self-contained HTML report: summary, tokens and cost, a histogram per metric, and the
-samples worst first with their details and trace. No external requests (plots are inline SVG,
-styles inline); every piece of trace content is escaped by jinja2's autoescaping, and text that
-looks like a leaked credential (the safety metric's patterns) is hidden, so a report can be
-shared."""
+"""A self-contained HTML report of a run: the viewer's front-end (:mod:`agentgauge.web`) in one
+file, with the run's data embedded: summary with CIs, distributions, why values are missing,
+what the run's kind adds, and every sample in a table to search, filter and sort, each with
+its page (metrics, details, trace).
+
+No request ever leaves the file. Trace content is made safe before it is embedded
+(:mod:`agentgauge.web.safe`: credentials hidden, long text clipped) and the page renders it as
+text. The samples' pages are embedded once each, gzip-compressed: a 10,000-sample run stays a
+few megabytes.
+"""
 
 from __future__ import annotations
 
-import io
-import json
-from dataclasses import dataclass
+import zlib
 from pathlib import Path
-from typing import Any
 
-from jinja2 import Environment, PackageLoader, select_autoescape
+from agentgauge.store import Store
+from agentgauge.web.documents import run_document, sample_page, sample_row
+from agentgauge.web.frontend import embed_json, report_page
 
-from agentgauge._redact import hide_credentials, redact_secrets
-from agentgauge.model import Step
-from agentgauge.report.export import USAGE_FIELDS, run_aggregate, run_usage, run_verdict
-from agentgauge.store import SampleRow, Store
+__all__ = ["REPORT_MAX_CONTENT", "render_html", "write_html"]
 
-__all__ = ["histogram_svg", "render_html", "write_html"]
+REPORT_MAX_CONTENT = 2000
+"""Characters of one piece of trace content kept in a report."""
 
-_MAX_SAMPLES = 300
-_MAX_CONTENT = 2000
-
-
-def histogram_svg(values: list[float], title: str) -> str:
-    """An inline SVG histogram of values in [0, 1] (matplotlib, Agg-free SVG backend).
-
-    Args:
-        values: the values to plot.
-        title: the plot's title.
-    """
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(3.2, 1.9), dpi=72)
-    ax.hist(values, bins=20, range=(0.0, 1.0), color="#4c72b0", edgecolor="white")
-    ax.set_title(title, fontsize=9)
-    ax.tick_params(labelsize=7)
-    ax.set_xlim(0, 1)
-    fig.tight_layout()
-    buf = io.StringIO()
-    fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
-    plt.close(fig)
-    svg = buf.getvalue()
-    return svg[svg.index("<svg") :]
+_ROW_FIELDS = (
+    "key seq trace_id task_id category error_type composite coverage recommendation band error"
+).split()
+"""The samples table's columns, in the order the page reads them; then the metrics' values
+(in the order of ``table.metrics``) and the reasons."""
 
 
-def _clip(text: Any) -> str:
-    s = text if isinstance(text, str) else json.dumps(text, ensure_ascii=False, default=str)
-    s = hide_credentials(s)
-    return s if len(s) <= _MAX_CONTENT else s[:_MAX_CONTENT] + f"… ({len(s)} chars)"
-
-
-@dataclass(frozen=True)
-class _StepView:
-    """One step of a trace as the page shows it."""
-
-    index: int
-    kind: str
-    agent: str
-    what: str
-
-
-@dataclass(frozen=True)
-class _SampleView:
-    """One sample as the page shows it: its stored row and its trace's text, secrets hidden."""
-
-    row: SampleRow
-    details_json: str
-    task_input: str
-    output: str
-    steps: list[_StepView]
-
-
-def _step_view(step: Step) -> _StepView:
-    call = step.tool_call.model_dump(mode="json", exclude_unset=True) if step.tool_call else None
-    # values under secret-looking keys (api_key, token, ...) go before anything is shown
-    what = redact_secrets(call or step.content or step.error or step.result or "")
-    return _StepView(step.index, step.kind.value, redact_secrets(step.agent or ""), _clip(what))
-
-
-def _sample_view(row: SampleRow) -> _SampleView:
-    trace = row.trace()
-    return _SampleView(
-        row=row,
-        details_json=_clip(json.dumps(row.details, indent=1, default=str)),
-        task_input=_clip(redact_secrets(trace.task.input) if trace else None),
-        output=_clip(redact_secrets(trace.output) if trace else None),
-        steps=[_step_view(step) for step in trace.steps] if trace else [],
-    )
-
-
-def render_html(store: Store, run_id: str, *, max_samples: int = _MAX_SAMPLES) -> str:
-    """Render a run as one HTML page.
+def render_html(store: Store, run_id: str, *, max_content: int = REPORT_MAX_CONTENT) -> str:
+    """Render a run as one self-contained HTML page.
 
     Args:
         store: the results store.
-        run_id: the run.
-        max_samples: how many samples (worst first) get a row with drill-down.
+        run_id: the run (a unique prefix is accepted).
+        max_content: characters kept of one piece of trace content.
     """
     run = store.get_run(run_id)
-    aggregate = run_aggregate(store, run.id)
-    plots = []
-    for name in [*store.metric_names(run.id), "composite"]:
-        raw = store.composites(run.id) if name == "composite" else store.metric_values(run.id, name)
-        present = [v for v in raw if v is not None]
-        if present:
-            plots.append(histogram_svg(present, name))
-    samples = [
-        _sample_view(row)
-        for row in store.iter_samples(run.id, order="worst", limit=max_samples, with_trace=True)
-    ]
-    env = Environment(
-        loader=PackageLoader("agentgauge.report", "templates"),
-        autoescape=select_autoescape(default=True, default_for_string=True),
-    )
-    env.filters["num"] = lambda v: "—" if v is None else f"{v:.3f}"
-    env.filters["usd"] = lambda v: "—" if v is None else f"${v:.6f}"
-    env.filters["count"] = lambda v: "—" if v is None else f"{v:,.1f}".removesuffix(".0")
-    template = env.get_template("report.html")
-    return template.render(
-        run=run,
-        aggregate=aggregate,
-        verdict=run_verdict(run, aggregate["composite"].mean),
-        usage=run_usage(store, run.id),
-        usage_fields=USAGE_FIELDS,
-        weights=run.weights,
-        plots=plots,
-        samples=samples,
-        n_shown=len(samples),
-        records=_record_tables(store, run.id),
-        errors=store.read_errors(run.id),
-    )
-
-
-_MAX_RECORDS = 200
-
-
-def _record_tables(store: Store, run_id: str) -> list[dict[str, Any]]:
-    """The run's record streams (aspect agreement, tuning history, impact effects...) as
-    tables: one row a record, nested objects flattened one level (``generated.mae``)."""
-    tables = []
-    for stream, count in store.streams(run_id).items():
-        rows = [_flatten(record) for record in store.records(run_id, stream)[:_MAX_RECORDS]]
-        columns = list(dict.fromkeys(key for row in rows for key in row))
-        tables.append(
-            {
-                "name": stream,
-                "count": count,
-                "columns": columns,
-                "rows": [[_cell(row.get(c)) for c in columns] for row in rows],
-            }
+    document = run_document(store, run.id)
+    metrics = [m["name"] for m in document["metrics"]]
+    rows = []
+    # the pages go straight into a gzip stream: memory stays flat whatever the run's size
+    gzip = zlib.compressobj(6, zlib.DEFLATED, 31)
+    parts = [gzip.compress(b"{")]
+    for i, row in enumerate(store.iter_samples(run.id, with_trace=True)):
+        table_row = sample_row(row)
+        rows.append(
+            [
+                *(table_row[f] for f in _ROW_FIELDS),
+                [row.values.get(m) for m in metrics],
+                table_row["reasons"] or None,
+            ]
         )
-    return tables
-
-
-def _flatten(record: dict[str, Any]) -> dict[str, Any]:
-    flat: dict[str, Any] = {}
-    for key, value in record.items():
-        if isinstance(value, dict) and all(not isinstance(v, dict | list) for v in value.values()):
-            flat.update({f"{key}.{k}": v for k, v in value.items()})
-        else:
-            flat[key] = value
-    return flat
-
-
-def _cell(value: Any) -> str:
-    if value is None:
-        return "—"
-    if isinstance(value, float):
-        return f"{value:.4g}"
-    return _clip(value)
+        page = sample_page(row, run.weights, max_content)
+        entry = f"{',' if i else ''}{embed_json(row.key)}:{embed_json(page)}"
+        parts.append(gzip.compress(entry.encode("utf-8")))
+    parts += [gzip.compress(b"}"), gzip.flush()]
+    data = {"run": document, "table": {"metrics": metrics, "rows": rows}}
+    return report_page(f"agentgauge · run {run.id}", data, b"".join(parts))
 
 
 def write_html(store: Store, run_id: str, path: str | Path) -> None:

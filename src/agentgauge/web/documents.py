@@ -1,0 +1,436 @@
+"""What the viewer's pages show, as JSON data built from the store: the runs list, a run's
+summary, a page of its samples, one sample with its trace, and the comparison of two runs.
+
+The local server (:mod:`agentgauge.web.app`) returns these documents from its API; the HTML
+report (:mod:`agentgauge.report.html`) embeds them in one file. Trace content is made safe
+here, once (:mod:`agentgauge.web.safe`); the page renders every string as text, never as
+markup.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Iterator
+from pathlib import PurePath
+from typing import Any
+
+import numpy as np
+
+from agentgauge.model import Trace
+from agentgauge.report.compare import PairBy, compare_runs
+from agentgauge.report.export import run_aggregate, run_usage, run_verdict
+from agentgauge.stats import summarize
+from agentgauge.store import RunInfo, SampleQuery, SampleRow, Store
+from agentgauge.web.safe import MAX_CONTENT, as_text, clean, clip
+from agentgauge.web.sections import run_sections
+
+__all__ = [
+    "BINS",
+    "compare_document",
+    "run_document",
+    "run_row",
+    "runs_document",
+    "sample_document",
+    "sample_page",
+    "sample_row",
+    "samples_document",
+]
+
+BINS = 20
+"""Bins of a distribution over [0, 1]."""
+
+_FACETS = ("recommendation", "band", "error_type", "category")
+_N_READ_ERRORS = 200
+
+
+# runs ---------------------------------------------------------------------------------------
+
+
+def _find(config: dict[str, Any], key: str) -> str | None:
+    """A setting named ``key`` at the top of a run's configuration or one table down (the
+    suite's own tables left out): the model or the mode a run used."""
+    if isinstance(config.get(key), str):
+        return str(config[key])
+    for name, table in config.items():
+        if name not in ("suite", "judge") and isinstance(table, dict):
+            found = table.get(key)
+            if isinstance(found, str):
+                return found
+    return None
+
+
+def run_row(store: Store, run: RunInfo) -> dict[str, Any]:
+    """One run as the runs list shows it.
+
+    Args:
+        store: the store holding the run.
+        run: the run.
+    """
+    summary = summarize(store.composites(run.id))
+    sources = run.sources
+    source = PurePath(sources[0]).name if sources else None
+    if source and len(sources) > 1:
+        source += f" +{len(sources) - 1}"
+    return {
+        "id": run.id,
+        "name": run.name,
+        "tags": run.tags,
+        "kind": run.kind,
+        "suite": run.suite,
+        "status": run.status,
+        "source": source,
+        "model": _find(run.config, "model"),
+        "mode": _find(run.config, "mode"),
+        "n_samples": run.n_samples,
+        "n_errors": run.n_errors,
+        "composite": summary.as_dict(),
+        **run_verdict(run, summary.mean),
+        "created_at": run.created_at,
+        "finished_at": run.finished_at,
+    }
+
+
+def runs_document(store: Store, limit: int | None = None) -> dict[str, Any]:
+    """The runs list, newest first.
+
+    Args:
+        store: the results store.
+        limit: at most this many runs.
+    """
+    return {"store": store.path, "runs": [run_row(store, run) for run in store.list_runs(limit)]}
+
+
+def _bins(values: list[float | None]) -> list[int]:
+    present = [v for v in values if v is not None]
+    counts, _ = np.histogram(present, bins=BINS, range=(0.0, 1.0))
+    return [int(c) for c in counts]
+
+
+def run_document(store: Store, run_id: str) -> dict[str, Any]:
+    """A run's page: summary with CIs, distributions, coverage, why values are missing, the
+    values its samples can be filtered by, and what its kind adds (error types, tiers,
+    convergence, effects, records).
+
+    Args:
+        store: the results store.
+        run_id: the run (a unique prefix is accepted).
+    """
+    run = store.get_run(run_id)
+    aggregate = run_aggregate(store, run.id)
+    reasons = store.missing_reasons(run.id)
+    weights = run.weights
+    metrics = [
+        {
+            "name": name,
+            "weight": weights.get(name, 0.0),
+            **aggregate[name].as_dict(),
+            "bins": _bins(store.metric_values(run.id, name)),
+            "missing": [list(r) for r in reasons.get(name, [])],
+        }
+        for name in store.metric_names(run.id)
+    ]
+    mean_coverage, lowest_coverage, n_failed = store.coverage(run.id)
+    errors = store.read_errors(run.id)
+    return {
+        "run": {**run_row(store, run), "sources": run.sources, "config": run.config},
+        "metrics": metrics,
+        "composite": {
+            **aggregate["composite"].as_dict(),
+            "bins": _bins(store.composites(run.id)),
+            "mean_coverage": mean_coverage,
+            "lowest_coverage": lowest_coverage,
+            "n_metric_errors": n_failed,
+        },
+        "thresholds": run.thresholds.model_dump(),
+        "usage": run_usage(store, run.id),
+        "facets": {
+            name: [[f.value, f.n] for f in store.facet_counts(run.id, name)] for name in _FACETS
+        },
+        "sections": run_sections(store, run),
+        "read_errors": [e.as_dict() for e in errors[:_N_READ_ERRORS]],
+        "n_read_errors": len(errors),
+    }
+
+
+# samples ------------------------------------------------------------------------------------
+
+
+def sample_row(row: SampleRow) -> dict[str, Any]:
+    """One sample as a row of the samples table.
+
+    Args:
+        row: the stored sample.
+    """
+    return {
+        "key": row.key,
+        "seq": row.seq,
+        "trace_id": row.trace_id,
+        "task_id": row.task_id,
+        "category": row.category,
+        "error_type": row.error_type,
+        "composite": row.composite,
+        "coverage": row.coverage,
+        "recommendation": row.recommendation,
+        "band": row.band,
+        "error": row.error,
+        "values": row.values,
+        "reasons": row.reasons,
+    }
+
+
+def samples_document(
+    store: Store, run_id: str, query: SampleQuery, *, offset: int = 0, limit: int = 50
+) -> dict[str, Any]:
+    """One page of a run's samples, filtered and sorted by the store.
+
+    Args:
+        store: the results store.
+        run_id: the run (a unique prefix is accepted).
+        query: the filters and the order.
+        offset: samples to skip.
+        limit: at most this many.
+    """
+    rid = store.get_run(run_id).id
+    total, rows = store.query_samples(rid, query, offset=offset, limit=limit)
+    return {
+        "total": total,
+        "offset": offset,
+        "limit": limit,
+        "rows": [sample_row(r) for r in rows],
+    }
+
+
+def _hoist(details: dict[str, Any]) -> tuple[dict[str, Any], dict[str, list[str]]]:
+    """The blocks of details (objects, lists) several metrics of a sample share, such as the
+    expected and predicted calls of the tool-calling metrics, taken out so that each is shown
+    and stored once.
+
+    Returns:
+        The shared values by key, and per metric the keys taken out of its details.
+    """
+    by_key: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
+    for metric, detail in details.items():
+        if isinstance(detail, dict):
+            for key, value in detail.items():
+                # blocks only (calls, lists of errors): a repeated number costs nothing
+                if isinstance(value, dict | list) and value:
+                    text = json.dumps(value, sort_keys=True, default=str)
+                    by_key[key][text].append(metric)
+    shared: dict[str, Any] = {}
+    taken: dict[str, list[str]] = defaultdict(list)
+    for key, values in by_key.items():
+        # one value per key: the one most metrics have
+        metrics = max(values.values(), key=len)
+        if len(metrics) > 1:
+            shared[key] = details[metrics[0]][key]
+            for metric in metrics:
+                taken[metric].append(key)
+    return shared, dict(taken)
+
+
+def sample_page(
+    row: SampleRow, weights: dict[str, float], max_content: int = MAX_CONTENT
+) -> dict[str, Any]:
+    """One sample's page: its scores, each metric's value, reason and details, and its trace.
+
+    Args:
+        row: the stored sample, with its trace.
+        weights: the weights of the run's suite.
+        max_content: characters kept of one piece of trace content.
+    """
+    shared, taken = _hoist(row.details)
+    metrics = []
+    for m in row.metrics:
+        detail = row.details.get(m.metric)
+        own = (
+            {k: v for k, v in detail.items() if k not in taken.get(m.metric, [])}
+            if isinstance(detail, dict)
+            else detail
+        )
+        metrics.append(
+            {
+                "name": m.metric,
+                "value": m.value,
+                "weight": weights.get(m.metric, 0.0),
+                "reason": None if m.reason is None else clip(m.reason, max_content),
+                "error": None if m.error is None else clip(m.error, max_content),
+                "details": clean(own, max_content),
+                "shared": taken.get(m.metric, []),
+            }
+        )
+    trace = row.trace()
+    return {
+        **sample_row(row),
+        "source": row.source,
+        "line": row.line,
+        "usage": row.usage,
+        "metrics": metrics,
+        "shared": clean(shared, max_content),
+        "trace": None if trace is None else trace_view(trace, max_content),
+    }
+
+
+def sample_document(store: Store, run_id: str, key: str) -> dict[str, Any]:
+    """One sample's page (:func:`sample_page`) with the keys of the samples before and after
+    it in input order.
+
+    Args:
+        store: the results store.
+        run_id: the run (a unique prefix is accepted).
+        key: the sample's key.
+    """
+    run = store.get_run(run_id)
+    row = store.get_sample(run.id, key)
+    before, after = store.neighbours(run.id, row.seq)
+    return {"run_id": run.id, **sample_page(row, run.weights), "prev": before, "next": after}
+
+
+def _offsets(trace: Trace) -> list[float]:
+    """When each step started, in seconds from the first: from the steps' clocks when they
+    have them, else one after the other by their durations."""
+    starts = [s.started_at.timestamp() for s in trace.steps if s.started_at is not None]
+    origin = min(starts) if starts else None
+    offsets, clock = [], 0.0
+    for step in trace.steps:
+        if step.started_at is not None and origin is not None:
+            start = step.started_at.timestamp() - origin
+        else:
+            start = clock
+        offsets.append(round(start, 6))
+        clock = start + (step.duration_s or 0.0)
+    return offsets
+
+
+def _graph(trace: Trace) -> dict[str, Any]:
+    """The agents of a trace and the messages and hand-offs between them (counts per pair)."""
+    agents: dict[str, None] = {}
+    edges: dict[tuple[str, str], dict[str, Any]] = {}
+    for step in trace.steps:
+        if step.agent:
+            agents[step.agent] = None
+        if step.agent and step.recipient:
+            agents[step.recipient] = None
+            edge = edges.setdefault(
+                (step.agent, step.recipient),
+                {"from": step.agent, "to": step.recipient, "count": 0, "types": []},
+            )
+            edge["count"] += 1
+            kind = step.message_type.value if step.message_type else step.kind.value
+            if kind not in edge["types"]:
+                edge["types"].append(kind)
+    return {
+        "agents": [clip(a, 200) for a in agents],
+        "edges": [clean(e, 200) for e in edges.values()],
+    }
+
+
+def trace_view(trace: Trace, max_content: int = MAX_CONTENT) -> dict[str, Any]:
+    """A trace as the sample page shows it: the task, the output, the steps on a timeline
+    and the graph of the agents' messages, every piece of content made safe.
+
+    Args:
+        trace: the trace.
+        max_content: characters kept of one piece of content.
+    """
+    task = trace.task
+    steps = [
+        {
+            "index": step.index,
+            "kind": step.kind.value,
+            "agent": None if step.agent is None else clip(step.agent, 200),
+            "recipient": None if step.recipient is None else clip(step.recipient, 200),
+            "message_type": step.message_type.value if step.message_type else None,
+            "content": as_text(step.content, max_content),
+            "tool": None
+            if step.tool_call is None
+            else {
+                "name": clip(step.tool_call.name, 200),
+                "arguments": as_text(step.tool_call.arguments, max_content),
+            },
+            "result": as_text(step.result, max_content),
+            "error": as_text(step.error, max_content),
+            "offset_s": offset,
+            "duration_s": step.duration_s,
+        }
+        for step, offset in zip(trace.steps, _offsets(trace), strict=True)
+    ]
+    return {
+        "id": trace.id,
+        "agent": trace.agent,
+        "params": clean(trace.params, max_content),
+        "task": {
+            "id": task.id,
+            "category": task.category,
+            "difficulty": task.difficulty.value if task.difficulty else None,
+            "description": as_text(task.description, max_content),
+            "input": as_text(task.input, max_content),
+            "expected_output": as_text(task.expected_output, max_content),
+        },
+        "output": as_text(trace.output, max_content),
+        "duration_s": trace.duration_s,
+        "usage": trace.usage.model_dump(exclude_none=True) if trace.usage else None,
+        "steps": steps,
+        "graph": _graph(trace),
+    }
+
+
+# compare ------------------------------------------------------------------------------------
+
+
+def _composites_by(store: Store, run_id: str, by: PairBy) -> dict[str, tuple[float, str]]:
+    """Per pairing key: the mean composite of its samples and the key of its first sample."""
+    values: dict[str, list[float]] = defaultdict(list)
+    first: dict[str, str] = {}
+    for row in store.iter_samples(run_id):
+        pair = row.task_id if by == "task" else row.trace_id
+        first.setdefault(pair, row.key)
+        if row.composite is not None:
+            values[pair].append(row.composite)
+    return {k: (sum(v) / len(v), first[k]) for k, v in values.items()}
+
+
+def _regressed(store: Store, a: str, b: str, by: PairBy, n: int) -> Iterator[dict[str, Any]]:
+    ga, gb = _composites_by(store, a, by), _composites_by(store, b, by)
+    pairs = sorted(
+        ((gb[k][0] - ga[k][0], k) for k in set(ga) & set(gb) if gb[k][0] < ga[k][0]),
+        key=lambda p: (p[0], p[1]),
+    )
+    for diff, pair in pairs[:n]:
+        yield {
+            "pair": pair,
+            "composite_a": ga[pair][0],
+            "composite_b": gb[pair][0],
+            "diff": diff,
+            "key_a": ga[pair][1],
+            "key_b": gb[pair][1],
+        }
+
+
+def compare_document(
+    store: Store,
+    run_a: str,
+    run_b: str,
+    *,
+    by: PairBy = "task",
+    alpha: float = 0.05,
+    n_regressed: int = 25,
+) -> dict[str, Any]:
+    """The comparison of run B against run A (:func:`agentgauge.report.compare.compare_runs`)
+    with both runs' rows and the samples whose composite fell most.
+
+    Args:
+        store: the store holding both runs.
+        run_a: the baseline run.
+        run_b: the candidate run.
+        by: pair samples by ``task`` or by trace ``id``.
+        alpha: significance level.
+        n_regressed: at most this many regressed samples.
+    """
+    result = compare_runs(store, run_a, run_b, by=by, alpha=alpha)
+    a, b = store.get_run(result["run_a"]), store.get_run(result["run_b"])
+    return {
+        **result,
+        "runs": [run_row(store, a), run_row(store, b)],
+        "regressed": list(_regressed(store, a.id, b.id, by, n_regressed)),
+    }

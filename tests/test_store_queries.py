@@ -1,0 +1,166 @@
+"""The store's reads for the viewer: a page of samples filtered and sorted in SQL, facet counts,
+the reasons of missing values, one sample and its neighbours; and the schema-3 migration."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from agentgauge.store import _MIGRATIONS, MetricRow, SampleQuery, SampleRow, Store, StoreError
+
+# key, task, category, composite, recommendation, band, (a, b), error type
+_SAMPLES = [
+    ("k0", "t-alpha", "math", 0.90, "accept", "excellent", (1.0, 0.8), None),
+    ("k1", "t-beta", "math", 0.30, "reject", "poor", (0.2, None), "type_error:x"),
+    ("k2", "t-alpha", "search", 0.65, "weak_accept", "fair", (0.5, 0.8), "wrong_tool"),
+    ("k3", "T_GAMMA", "search", None, None, None, (None, None), None),
+    ("k4", "t-beta", None, 0.50, "weak_reject", "fair", (0.6, 0.1), "type_error:x"),
+]
+
+
+def _row(seq: int) -> SampleRow:
+    key, task, category, comp, rec, band, (a, b), error_type = _SAMPLES[seq]
+    details = {"a": {"n": seq}, "b": {"error_type": error_type} if error_type else {}}
+    return SampleRow(
+        key=key,
+        seq=seq,
+        source="f.jsonl",
+        line=seq + 1,
+        trace_id=f"trace-{seq}",
+        task_id=task,
+        composite=comp,
+        coverage=1.0,
+        recommendation=rec,
+        band=band,
+        error=None,
+        details=details,
+        metrics=(
+            MetricRow("a", a, None if a is not None else "no expected output", None),
+            MetricRow("b", b, None if b is not None else "no tool call", None),
+        ),
+        trace_json=json.dumps({"id": f"trace-{seq}"}).encode(),
+        category=category,
+    )
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Store:
+    s = Store(tmp_path / "q.db")
+    s.create_run(
+        kind="evaluate", suite="s", config={"suite": {"metrics": ["a", "b"]}}, run_id="run1"
+    )
+    s.write_batch("run1", [_row(i) for i in range(len(_SAMPLES))])
+    return s
+
+
+def _keys(store: Store, query: SampleQuery, **page: int) -> tuple[int, list[str]]:
+    total, rows = store.query_samples("run1", query, **page)
+    return total, [r.key for r in rows]
+
+
+def test_filters(store: Store) -> None:
+    assert _keys(store, SampleQuery()) == (5, ["k0", "k1", "k2", "k3", "k4"])
+    # case-insensitive part of the task id or the trace id; _ and % are literal
+    assert _keys(store, SampleQuery(search="gamma")) == (1, ["k3"])
+    assert _keys(store, SampleQuery(search="T_G")) == (1, ["k3"])
+    assert _keys(store, SampleQuery(search="t_a")) == (0, [])
+    assert _keys(store, SampleQuery(search="trace-4")) == (1, ["k4"])
+    assert _keys(store, SampleQuery(band="fair")) == (2, ["k2", "k4"])
+    assert _keys(store, SampleQuery(recommendation="reject")) == (1, ["k1"])
+    assert _keys(store, SampleQuery(error_type="type_error:x")) == (2, ["k1", "k4"])
+    assert _keys(store, SampleQuery(category="search")) == (2, ["k2", "k3"])
+    assert _keys(store, SampleQuery(task_id="t-beta", band="fair")) == (1, ["k4"])
+
+
+def test_metric_ranges_are_inclusive_and_leave_out_missing_values(store: Store) -> None:
+    assert _keys(store, SampleQuery(ranges=(("a", 0.5, None),))) == (3, ["k0", "k2", "k4"])
+    assert _keys(store, SampleQuery(ranges=(("a", 0.5, 0.6), ("b", None, 0.5)))) == (1, ["k4"])
+    assert _keys(store, SampleQuery(ranges=(("composite", None, 0.5),))) == (2, ["k1", "k4"])
+    assert _keys(store, SampleQuery(ranges=(("b", None, None),))) == (3, ["k0", "k2", "k4"])
+
+
+def test_sorts_put_missing_values_last_and_pages(store: Store) -> None:
+    by_composite = SampleQuery(sort="composite")
+    assert _keys(store, by_composite)[1] == ["k1", "k4", "k2", "k0", "k3"]
+    down = SampleQuery(sort="composite", descending=True)
+    assert _keys(store, down)[1] == ["k0", "k2", "k4", "k1", "k3"]
+    # ties (b = 0.8 twice) in input order; missing values last
+    assert _keys(store, SampleQuery(sort="b", descending=True))[1] == [
+        "k0",
+        "k2",
+        "k4",
+        "k1",
+        "k3",
+    ]
+    assert _keys(store, SampleQuery(sort="seq", descending=True))[1] == [
+        "k4",
+        "k3",
+        "k2",
+        "k1",
+        "k0",
+    ]
+    assert _keys(store, SampleQuery(sort="a"), offset=1, limit=2) == (5, ["k2", "k4"])
+    with pytest.raises(StoreError, match="no metric 'zzz'"):
+        store.query_samples("run1", SampleQuery(sort="zzz"))
+
+
+def test_rows_of_a_page_carry_their_metrics_category_and_error_type(store: Store) -> None:
+    _, (row,) = store.query_samples("run1", SampleQuery(search="trace-1"))
+    assert row.values == {"a": 0.2, "b": None}
+    assert row.reasons == {"b": "no tool call"}
+    assert (row.category, row.error_type, row.trace_json) == ("math", "type_error:x", None)
+
+
+def test_facets_reasons_sample_and_neighbours(store: Store) -> None:
+    assert store.facet_counts("run1", "band") == [
+        ("fair", 2, pytest.approx(0.575), 2),
+        ("excellent", 1, 0.9, 0),
+        ("poor", 1, 0.3, 1),
+    ]
+    assert store.facet_counts("run1", "error_type") == [
+        ("type_error:x", 2, pytest.approx(0.4), 2),
+        ("wrong_tool", 1, 0.65, 1),
+    ]
+    # k3 has no composite: the mean is over the others
+    assert store.facet_counts("run1", "category") == [
+        ("math", 2, pytest.approx(0.6), 1),
+        ("search", 2, 0.65, 1),
+    ]
+    with pytest.raises(ValueError, match="not a sample facet"):
+        store.facet_counts("run1", "details")
+    assert store.missing_reasons("run1") == {
+        "a": [("no expected output", 1)],
+        "b": [("no tool call", 2)],
+    }
+    sample = store.get_sample("run1", "k2")
+    assert sample.trace_json == b'{"id": "trace-2"}' and sample.category == "search"
+    assert store.neighbours("run1", 0) == (None, "k1")
+    assert store.neighbours("run1", 2) == ("k1", "k3")
+    assert store.neighbours("run1", 4) == ("k3", None)
+    with pytest.raises(StoreError, match="no sample 'nope'"):
+        store.get_sample("run1", "nope")
+
+
+def test_a_version_2_store_gains_error_types_from_its_details(tmp_path: Path) -> None:
+    db = tmp_path / "v2.db"
+    with sqlite3.connect(db) as old:
+        old.executescript(f"{_MIGRATIONS[1]}; {_MIGRATIONS[2]}; PRAGMA user_version = 2;")
+        old.execute(
+            "INSERT INTO runs VALUES ('r', 'toolcall', 's', '{}', '[]', 'done', 'now', NULL)"
+        )
+        for key, details in (
+            ("x", {"tool_selection": {"error_type": None}, "value": {"error_type": "value_error"}}),
+            ("y", {"tool_selection": {"error_type": None}, "note": "text"}),
+        ):
+            old.execute(
+                "INSERT INTO samples VALUES ('r', ?, 0, NULL, NULL, ?, 't', 1.0, 1.0, NULL, NULL, "
+                "NULL, ?, NULL)",
+                (key, key, json.dumps(details)),
+            )
+    with Store(db) as store:
+        assert store.facet_counts("r", "error_type") == [("value_error", 1, 1.0, 1)]
+        _, rows = store.query_samples("r", SampleQuery(error_type="value_error"))
+        assert [r.key for r in rows] == ["x"] and rows[0].category is None
