@@ -298,6 +298,9 @@
   }
 
   async function render() {
+    // data-ready names the route last drawn in full (tests and scripts wait for it)
+    const hash = location.hash || "#/";
+    delete document.body.dataset.ready;
     while (charts.length) charts.pop().destroy();
     const { parts, params } = parseHash();
     main.replaceChildren(el("div", { class: "loading", text: "Loading…" }));
@@ -308,12 +311,14 @@
       else if (parts[0] === "compare" && parts[3] === "sample") view = await sideBySideView(parts[1], parts[2], params);
       else if (parts[0] === "compare") view = await compareView(parts[1], parts[2], params);
       else view = await runsView(params);
+      if ((location.hash || "#/") !== hash) return; // a newer route is being drawn
       main.replaceChildren(view);
       window.scrollTo(0, 0);
     } catch (error) {
+      if ((location.hash || "#/") !== hash) return;
       main.replaceChildren(el("p", { class: "err", text: "Could not load this page: " + error.message }));
     }
-    document.body.dataset.ready = location.hash || "#/";
+    if ((location.hash || "#/") === hash) document.body.dataset.ready = hash;
   }
 
   // ---------------------------------------------------------------- runs list
@@ -374,8 +379,8 @@
     })));
     filter.addEventListener("input", fill);
     compareButton.addEventListener("click", () => {
-      // the older run is the baseline
-      const [a, b] = runs.filter((r) => selected.has(r.id)).sort((x, y) => (x.created_at < y.created_at ? -1 : 1));
+      // the older run is the baseline (the list comes newest first)
+      const [b, a] = runs.filter((r) => selected.has(r.id));
       location.hash = "#/compare/" + enc(a.id) + "/" + enc(b.id);
     });
     fill();
