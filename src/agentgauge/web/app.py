@@ -14,6 +14,7 @@ import socket
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -24,11 +25,11 @@ from starlette.routing import Route
 
 from agentgauge.errors import AgentgaugeError
 from agentgauge.report.export import finite
-from agentgauge.store import SampleQuery, Store
+from agentgauge.store import RunInfo, SampleQuery, Store
 from agentgauge.web.documents import (
     compare_document,
     run_document,
-    runs_document,
+    run_row,
     sample_document,
     samples_document,
 )
@@ -72,6 +73,12 @@ class _Documents:
             while len(self._kept) > _CACHED:
                 self._kept.popitem(last=False)
         return document
+
+
+def _state(run: RunInfo) -> tuple[Any, ...]:
+    """What identifies a run's stored state: a document built from it stays right while this
+    does not change (a resumed run gets another ``finished_at``)."""
+    return (run.id, run.status, run.finished_at, run.n_samples)
 
 
 def _number(request: Request, name: str, default: int, high: int) -> int:
@@ -156,11 +163,9 @@ def create_app(db: str | Path) -> Starlette:
         runs = [store.get_run(r) for r in run_ids]
         if any(r.status == "running" for r in runs):
             return None
-        return tuple((r.id, r.status, r.finished_at, r.n_samples) for r in runs)
+        return tuple(_state(r) for r in runs)
 
-    def cached(
-        store: Store, key: tuple[Any, ...] | None, build: Callable[[], dict[str, Any]]
-    ) -> dict[str, Any]:
+    def cached(key: tuple[Any, ...] | None, build: Callable[[], dict[str, Any]]) -> dict[str, Any]:
         return build() if key is None else documents.get(key, build)
 
     def index(request: Request) -> Response:
@@ -173,13 +178,20 @@ def create_app(db: str | Path) -> Starlette:
         return Response(asset(name), media_type=ASSETS[name], headers=_HEADERS)
 
     def runs(request: Request) -> Response:
-        return answer(lambda store: runs_document(store))
+        def build(store: Store) -> dict[str, Any]:
+            rows = []
+            for run in store.list_runs():
+                key = None if run.status == "running" else ("row", *_state(run))
+                rows.append(cached(key, partial(run_row, store, run)))
+            return {"store": path, "runs": rows}
+
+        return answer(build)
 
     def run(request: Request) -> Response:
         def build(store: Store) -> dict[str, Any]:
             rid = required(request, "id")
             key = finished(store, rid)
-            return cached(store, key and ("run", *key), lambda: run_document(store, rid))
+            return cached(key and ("run", *key), lambda: run_document(store, rid))
 
         return answer(build)
 
@@ -208,7 +220,6 @@ def create_app(db: str | Path) -> Starlette:
                 raise ViewerError(f"by must be 'task' or 'id', not {by!r}")
             key = finished(store, a, b)
             return cached(
-                store,
                 key and ("compare", by, *key),
                 lambda: compare_document(store, a, b, by="task" if by == "task" else "id"),
             )

@@ -30,7 +30,6 @@ __all__ = [
     "compare_document",
     "run_document",
     "run_row",
-    "runs_document",
     "sample_document",
     "sample_page",
     "sample_row",
@@ -89,16 +88,6 @@ def run_row(store: Store, run: RunInfo) -> dict[str, Any]:
         "created_at": run.created_at,
         "finished_at": run.finished_at,
     }
-
-
-def runs_document(store: Store, limit: int | None = None) -> dict[str, Any]:
-    """The runs list, newest first.
-
-    Args:
-        store: the results store.
-        limit: at most this many runs.
-    """
-    return {"store": store.path, "runs": [run_row(store, run) for run in store.list_runs(limit)]}
 
 
 def _bins(values: list[float | None]) -> list[int]:

@@ -63,7 +63,11 @@ def embed_json(value: Any) -> str:
     Args:
         value: JSON-serialisable data.
     """
-    text = json.dumps(finite(value), ensure_ascii=False, separators=(",", ":"), default=str)
+    options: dict[str, Any] = {"ensure_ascii": False, "separators": (",", ":"), "default": str}
+    try:
+        text = json.dumps(value, allow_nan=False, **options)
+    except ValueError:  # a NaN or an infinity somewhere: rare, so looked for only then
+        text = json.dumps(finite(value), **options)
     return (
         text.replace("<", "\\u003c")
         .replace(">", "\\u003e")
