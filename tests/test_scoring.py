@@ -1,6 +1,6 @@
 import pytest
 
-from agentgauge.scoring import Thresholds, band, composite, recommendation
+from agentgauge.scoring import Thresholds, band, composite, reaches, recommendation
 
 
 def test_composite_renormalises_over_available_metrics() -> None:
@@ -58,3 +58,14 @@ def test_lower_is_better_metric_enters_as_its_complement() -> None:
         lower_is_better={"communication_overhead"},
     )
     assert c.value == pytest.approx(0.7)
+
+
+def test_thresholds_ignore_floating_point_noise() -> None:
+    # 0.1 * 8 sums to 0.7999999999999999: printed as 0.800, it is accept, not weak_accept
+    noisy = sum([0.1] * 8)
+    assert noisy < 0.8
+    assert recommendation(noisy) == ("accept", 1.0)
+    assert band(noisy - 0.05) == "good"  # 0.7499999999999999 against 0.75
+    assert reaches(noisy, 0.8) and not reaches(0.7999, 0.8)
+    # a real difference at the ninth decimal still counts
+    assert recommendation(0.799999998)[0] == "weak_accept"

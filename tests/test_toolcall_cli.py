@@ -556,6 +556,48 @@ def test_run_resume_sends_only_unanswered_samples(tmp_path: Path, no_waits: list
     assert all("error" not in line for line in lines)
 
 
+def test_run_where_every_request_failed_is_a_failed_run(
+    tmp_path: Path, no_waits: list[float]
+) -> None:
+    rows = _deepfabric_rows()
+    dataset = write_jsonl(tmp_path / "df.jsonl", rows)
+    db = tmp_path / "ag.db"
+    state = ServerState()
+    state.by_query = {
+        q: "malformed"
+        for q in ("Show config.json", '{"debug": true}', "Say hello", "Find 5 pages on tides")
+    }
+    with scripted_server(state) as (base, _):
+        result = _invoke(
+            "run", "--endpoint", base, "--model", "m", "--dataset", str(dataset),
+            "--format", "deepfabric", "--out", str(tmp_path / "p.jsonl"), "--db", str(db),
+            "--jobs", "1", "--no-progress",
+        )  # fmt: skip
+    assert result.exit_code == 1, result.output
+    assert "every request failed: the run is marked failed" in " ".join(result.output.split())
+    with Store(db) as store:
+        [run] = store.list_runs()
+    assert (run.status, run.n_samples) == ("failed", 4)
+
+
+def test_run_never_overwrites_its_out_file_unasked(tmp_path: Path) -> None:
+    dataset = write_jsonl(tmp_path / "df.jsonl", _deepfabric_rows())
+    out = tmp_path / "p.jsonl"
+    out.write_text("earlier answers\n")
+    args = [
+        "run", "--model", "m", "--dataset", str(dataset), "--format", "deepfabric",
+        "--out", str(out), "--no-score", "--no-progress", "--limit", "1",
+    ]  # fmt: skip
+    with scripted_server() as (base, state):
+        refused = _invoke(*args, "--endpoint", base)
+        assert refused.exit_code == 2 and state.requests == []
+        assert "--overwrite replaces it, --resume keeps its answered lines" in refused.output
+        assert out.read_text() == "earlier answers\n"
+        replaced = _invoke(*args, "--endpoint", base, "--overwrite")
+    assert replaced.exit_code == 0, replaced.output
+    assert [json.loads(line)["id"] for line in out.read_text().splitlines()] == ["df-read#1"]
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

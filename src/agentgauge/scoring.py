@@ -12,7 +12,15 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-__all__ = ["Composite", "Thresholds", "band", "composite", "recommendation"]
+__all__ = [
+    "THRESHOLD_DECIMALS",
+    "Composite",
+    "Thresholds",
+    "band",
+    "composite",
+    "reaches",
+    "recommendation",
+]
 
 
 class Thresholds(BaseModel):
@@ -88,6 +96,22 @@ def composite(
     return Composite(num / den, den / total, tuple(missing))
 
 
+THRESHOLD_DECIMALS = 9
+"""Scores and thresholds compare rounded to this many decimals: a composite printed as 0.800
+is not below 0.8 because it was summed as 0.7999999999999998."""
+
+
+def reaches(score: float, threshold: float) -> bool:
+    """Whether a score is at least a threshold, floating-point noise aside
+    (:data:`THRESHOLD_DECIMALS`).
+
+    Args:
+        score: the score.
+        threshold: the cut-off.
+    """
+    return round(score, THRESHOLD_DECIMALS) >= round(threshold, THRESHOLD_DECIMALS)
+
+
 def recommendation(score: float, thresholds: Thresholds | None = None) -> tuple[str, float]:
     """Map a composite score to (recommendation, weight).
 
@@ -99,11 +123,11 @@ def recommendation(score: float, thresholds: Thresholds | None = None) -> tuple[
         One of accept (1.0), weak_accept (0.7), weak_reject (−0.7), reject (−1.0).
     """
     t = thresholds or Thresholds()
-    if score >= t.accept:
+    if reaches(score, t.accept):
         label = "accept"
-    elif score >= t.weak_accept:
+    elif reaches(score, t.weak_accept):
         label = "weak_accept"
-    elif score >= t.weak_reject:
+    elif reaches(score, t.weak_reject):
         label = "weak_reject"
     else:
         label = "reject"
@@ -118,10 +142,10 @@ def band(score: float, thresholds: Thresholds | None = None) -> str:
         thresholds: cut-offs (see :class:`Thresholds`).
     """
     t = thresholds or Thresholds()
-    if score >= t.excellent:
+    if reaches(score, t.excellent):
         return "excellent"
-    if score >= t.good:
+    if reaches(score, t.good):
         return "good"
-    if score >= t.fair:
+    if reaches(score, t.fair):
         return "fair"
     return "poor"

@@ -7,7 +7,8 @@ place, as a one-line ``error: ...`` with exit status 2.
 
 from __future__ import annotations
 
-from typing import Any
+from importlib.metadata import version
+from typing import Annotated, Any
 
 import typer
 from typer.core import TyperGroup
@@ -41,6 +42,26 @@ app = typer.Typer(
     rich_markup_mode=None,
     add_completion=False,
 )
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"agentgauge {version('agentgauge')}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    show_version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+) -> None:
+    """Evaluate LLM agents and tool-calling models."""
+
+
 app.command("run")(run.run_command)
 app.command("tune")(tuning.tune_command)
 app.command("impact")(tuning.impact_command)

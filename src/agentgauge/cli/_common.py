@@ -168,6 +168,7 @@ def write_outputs(
     from agentgauge.report.export import run_aggregate, write_csv, write_result_json
     from agentgauge.report.html import write_html
     from agentgauge.report.terminal import print_summary
+    from agentgauge.scoring import reaches
     from agentgauge.store import Store
 
     with Store(store_path) as store:
@@ -189,7 +190,7 @@ def write_outputs(
                     "cannot pass[/]"
                 )
                 raise typer.Exit(1)
-            if mean < fail_under:
+            if not reaches(mean, fail_under):
                 err_console.print(
                     f"[red]composite {mean:.3f} is below --fail-under {fail_under}[/]"
                 )

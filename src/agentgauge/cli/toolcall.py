@@ -146,6 +146,7 @@ def run(
     resume: Annotated[
         bool, typer.Option(help="Keep --out's answered lines; send only the other samples.")
     ] = False,
+    overwrite: Annotated[bool, typer.Option(help="Replace an existing --out file.")] = False,
     do_score: Annotated[bool, typer.Option("--score/--no-score", help="Score the run.")] = True,
     mode: ModeOpt = None,
     parser: ParserOpt = "auto",
@@ -167,6 +168,10 @@ def run(
     from agentgauge.toolcall.runs import load_dataset, run_model
 
     suite = scoring_suite(fmt, mode, weights, parser) if do_score else None
+    if out.exists() and not (resume or overwrite):
+        raise usage_error(
+            f"{out} exists: --overwrite replaces it, --resume keeps its answered lines"
+        )
     config = _endpoint_config(endpoint, model, api_key_env, temperature, seed, max_tokens)
     data = load_dataset(dataset, fmt, answers, _turns(turns))
     data = replace(data, tasks=data.tasks[:limit]) if limit is not None else data
@@ -176,11 +181,27 @@ def run(
         err_console.print(f"no API key in ${config.api_key_env}: sending none", highlight=False)
     answered = run_model(data.tasks, backend, out, settings, resume=resume, progress=progress)
     _print_run_summary(answered)
-    if suite is None:
-        return
-    runner = {**config.model_dump(mode="json"), **settings.model_dump(mode="json")}
-    scoring = Scoring(db, parser, jobs, progress, json_out, html_out, fail_under)
-    scoring.run(data, out, suite, {"endpoint": backend.url, "model": model, "runner": runner})
+    failed = _every_request_failed(answered)
+    if suite is not None:
+        runner = {**config.model_dump(mode="json"), **settings.model_dump(mode="json")}
+        scoring = Scoring(db, parser, jobs, progress, json_out, html_out, fail_under)
+        extra = {"endpoint": backend.url, "model": model, "runner": runner}
+        scoring.run(data, out, suite, extra, failed=failed)
+    if failed:
+        raise typer.Exit(1)
+
+
+def _every_request_failed(run: ModelRun) -> bool:
+    """Whether no sample got an answer (a wrong URL, model or key): said on the terminal; the
+    run is then marked failed and the command exits 1."""
+    if not run.predictions or len(run.failed) < len(run.predictions):
+        return False
+    err_console.print(
+        "[red]every request failed:[/] the run is marked failed; check --endpoint, --model and "
+        "the API key"
+    )
+    err_console.print(f"  first error: {run.failed[0].error}", markup=False, highlight=False)
+    return True
 
 
 def _endpoint_config(

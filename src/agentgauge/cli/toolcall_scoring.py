@@ -91,6 +91,8 @@ class Scoring:
         predictions: Path,
         suite: Suite,
         extra_config: dict[str, Any] | None = None,
+        *,
+        failed: bool = False,
     ) -> None:
         """Score ``predictions`` against ``data`` into the store, then report the run.
 
@@ -99,6 +101,7 @@ class Scoring:
             predictions: ``{"id", "result"}`` per line.
             suite: the suite to score with (:func:`scoring_suite`).
             extra_config: further keys recorded in the run's configuration.
+            failed: the model answered nothing: the run is stored with status ``failed``.
         """
         from agentgauge.report.export import write_result_json
         from agentgauge.store import Store
@@ -115,6 +118,8 @@ class Scoring:
                 progress=self.progress,
                 extra_config=extra_config,
             )
+            if failed:
+                store.finish_run(run_id, "failed")
             if self.json_out is not None:
                 write_result_json(store, run_id, self.json_out, sample_hook=add_verdict)
                 console.print(f"wrote {self.json_out}")

@@ -16,7 +16,7 @@ def view(
         int, typer.Option(min=0, max=65535, help="Port on 127.0.0.1 (0: any free one).")
     ] = 7860,
 ) -> None:
-    """Browse the store's runs in your browser: runs, samples, traces, comparisons.
+    """Browse the store's runs in your browser (a local web app).
 
     Serves on 127.0.0.1 only, with every asset shipped in the package (nothing is fetched
     from elsewhere). Stop it with Ctrl-C.
