@@ -401,3 +401,46 @@ def test_ctrl_c_stops_cleanly_and_says_how_to_resume(tmp_path: Path) -> None:
     assert proc.returncode == 130 and status == "running"
     assert f"agentgauge evaluate --resume {run_id}" in err.decode()
     assert "Traceback" not in err.decode()
+
+
+def test_version() -> None:
+    from importlib.metadata import version
+
+    result = runner.invoke(app, ["--version"])
+    assert result.exit_code == 0 and result.output == f"agentgauge {version('agentgauge')}\n"
+
+
+def test_an_empty_input_is_exit_1_with_a_hint(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    args = ["evaluate", str(empty), "--db", str(tmp_path / "e.db"), "--jobs", "1"]
+    result = runner.invoke(app, [*args, "--no-progress"])
+    assert result.exit_code == 1
+    assert "hint: the input holds no line" in " ".join(result.output.split())
+
+
+def test_runs_are_named_and_tagged_and_listed_with_their_source(tmp_path: Path) -> None:
+    data = tmp_path / "named.jsonl"
+    data.write_text("\n".join(_lines(3)) + "\n")
+    db = str(tmp_path / "n.db")
+    args = ["evaluate", str(data), "--db", db, "--jobs", "1", "--no-progress"]
+    labels = ["--name", "baseline-agent-v2", "--tag", "nightly", "--tag", "v2"]
+    out = tmp_path / "n.json"
+    assert runner.invoke(app, [*args, *labels, "--json", str(out)]).exit_code == 0
+    config = json.loads(out.read_text())["config"]
+    assert (config["name"], config["tags"]) == (
+        "baseline-agent-v2",
+        ["nightly", "v2"],
+    )
+    listed = subprocess.run(
+        [sys.executable, "-m", "agentgauge", "runs", "--db", db],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "COLUMNS": "80"},
+        check=True,
+    ).stdout
+    # nothing is cut at 80 columns
+    assert "…" not in listed and max(len(line) for line in listed.splitlines()) <= 80
+    words = listed.split()
+    for shown in ("baseline-agent-v2", "#nightly", "#v2", "evaluate", "named.jsonl"):
+        assert shown in words, shown

@@ -117,8 +117,17 @@ def test_score_perturbed_bfcl_predictions(shared_data: Path, tmp_path: Path) -> 
         "score", "--dataset", str(questions), "--answers", str(answers),
         "--predictions", str(preds), "--format", "bfcl", "--json", str(out),
         "--html", str(tmp_path / "out.html"), "--db", str(db), "--jobs", "2", "--no-progress",
+        "--name", "perturbed", "--tag", "smoke",
     )  # fmt: skip
     assert result.exit_code == 0, result.output
+    with Store(db) as store:
+        [stored] = store.list_runs()
+    assert (stored.name, stored.tags, stored.mode, stored.source) == (
+        "perturbed",
+        ["smoke"],
+        "bfcl",
+        "BFCL_v4_simple_python.json +2",
+    )
     page = (tmp_path / "out.html").read_text()
     data, pages = embedded(page)
     assert "simple_python_3" in page and data["run"]["run"]["recommendation"] is not None

@@ -19,7 +19,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any, NamedTuple
 
 from agentgauge._redact import redact_secrets
@@ -171,6 +171,36 @@ class RunInfo:
         """The tags the run was given (``--tag``)."""
         tags = self.config.get("tags")
         return [str(t) for t in tags] if isinstance(tags, list) else []
+
+    @property
+    def model(self) -> str | None:
+        """The model the run used, when its configuration names one."""
+        return self._setting("model")
+
+    @property
+    def mode(self) -> str | None:
+        """The run's mode (a tool-calling run's value-matching mode), when it has one."""
+        return self._setting("mode")
+
+    @property
+    def source(self) -> str | None:
+        """The run's first input file's name, with how many more there are."""
+        if not self.sources:
+            return None
+        more = f" +{len(self.sources) - 1}" if len(self.sources) > 1 else ""
+        return PurePath(self.sources[0]).name + more
+
+    def _setting(self, key: str) -> str | None:
+        """A setting at the top of the configuration or one table down (the suite's and the
+        judge's tables left out)."""
+        if isinstance(self.config.get(key), str):
+            return str(self.config[key])
+        for name, table in self.config.items():
+            if name not in ("suite", "judge") and isinstance(table, dict):
+                found = table.get(key)
+                if isinstance(found, str):
+                    return found
+        return None
 
     @property
     def suite_config(self) -> dict[str, Any]:
@@ -453,6 +483,22 @@ class Store:
         self._db.execute(
             "UPDATE runs SET status = ?, finished_at = ? WHERE id = ?", (status, _now(), run_id)
         )
+
+    def label_run(self, run_id: str, *, name: str | None = None, tags: Sequence[str] = ()) -> None:
+        """Give a run a name and tags (kept in its configuration; tags add to its own).
+
+        Args:
+            run_id: the run (a unique prefix is accepted).
+            name: its name; None keeps the one it has.
+            tags: tags to add.
+        """
+        run = self.get_run(run_id)
+        config = dict(run.config)
+        if name is not None:
+            config["name"] = name
+        if tags:
+            config["tags"] = list(dict.fromkeys([*run.tags, *tags]))
+        self._db.execute("UPDATE runs SET config = ? WHERE id = ?", (json.dumps(config), run.id))
 
     def reopen_run(self, run_id: str) -> None:
         """Mark a run as running again (for ``--resume``)."""

@@ -6,11 +6,14 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Annotated, TypeVar
+from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
 from rich.console import Console
 from rich.markup import escape
+
+if TYPE_CHECKING:
+    from agentgauge.store import Store
 
 _N = TypeVar("_N", int, float)
 
@@ -92,6 +95,27 @@ JudgeKeyEnvOption = Annotated[
         help="Environment variable holding the judge's API key (default: the provider's own).",
     ),
 ]
+
+
+NameOption = Annotated[
+    str | None, typer.Option("--name", help="A name for the run (runs and view show it).")
+]
+TagOption = Annotated[
+    list[str] | None, typer.Option("--tag", help="A tag for the run; repeat for more.")
+]
+
+
+def label_run(store: Store, run_id: str, name: str | None, tags: list[str] | None) -> None:
+    """Give a recorded run the ``--name`` and ``--tag`` of its command.
+
+    Args:
+        store: the store holding the run.
+        run_id: the run.
+        name: ``--name``, if given.
+        tags: ``--tag`` values, if any.
+    """
+    if name is not None or tags:
+        store.label_run(run_id, name=name, tags=tags or [])
 
 
 def usage_error(message: str) -> typer.Exit:

@@ -15,8 +15,11 @@ from agentgauge.cli._common import (
     JudgeKeyEnvOption,
     JudgeOption,
     JudgeUrlOption,
+    NameOption,
+    TagOption,
     check_choice,
     err_console,
+    label_run,
     not_a_file,
     score_level,
     usage_error,
@@ -112,16 +115,18 @@ def evaluate(
     judge: JudgeOption = None,
     judge_url: JudgeUrlOption = None,
     judge_api_key_env: JudgeKeyEnvOption = None,
+    name: NameOption = None,
+    tags: TagOption = None,
 ) -> None:
     """Score trace files with a suite, store the run and report it.
 
     The suite's judge metrics (rubric, goal_accuracy, trajectory_judge...) use its [judge]
     table, or --judge; a judge that cannot work (no key in the environment, an unknown
-    provider, an unreachable URL) stops the command before the run starts.
+    provider, an unreachable URL) stops the command before the run starts. Exits 1 when no
+    line of the input was a trace (an empty file, another format).
     """
     from agentgauge.config import load_suite
     from agentgauge.engine import EvaluateOptions, FileRun, evaluate_files, resume_file_run
-    from agentgauge.io.importers import IMPORTERS
     from agentgauge.store import Store
 
     paths = paths or []
@@ -144,10 +149,23 @@ def evaluate(
         except KeyboardInterrupt:
             _say_how_to_resume(store, resume, db)
             raise typer.Exit(130) from None
+        label_run(store, run_id, name, tags)
         stored = store.get_run(run_id)
-    hint = IMPORTERS.get(run.trace_format).no_trace_hint
-    if hint and stored.n_samples == 0 and stored.n_errors > 0:
-        err_console.print(f"[yellow]hint:[/] {hint}", highlight=False)
     write_outputs(
         db, run_id, json_out=json_out, csv_out=csv_out, html_out=html_out, fail_under=fail_under
     )
+    if stored.n_samples == 0:
+        _say_why_nothing_was_scored(run.trace_format, stored.n_errors)
+        raise typer.Exit(1)
+
+
+def _say_why_nothing_was_scored(trace_format: str, n_errors: int) -> None:
+    from agentgauge.io.importers import IMPORTERS
+
+    if n_errors == 0:
+        why = "the input holds no line: give a file with one trace per line"
+    else:
+        why = IMPORTERS.get(trace_format).no_trace_hint or (
+            f"no trace could be read from the input as --format {trace_format}"
+        )
+    err_console.print(f"[yellow]hint:[/] {why}", highlight=False)

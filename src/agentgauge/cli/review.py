@@ -16,8 +16,11 @@ from agentgauge.cli._common import (
     JudgeKeyEnvOption,
     JudgeOption,
     JudgeUrlOption,
+    NameOption,
     SuiteOption,
+    TagOption,
     console,
+    label_run,
     usage_error,
     write_outputs,
 )
@@ -79,13 +82,17 @@ def _score_and_report(
     score: Callable[[Store], ReviewRun],
     json_out: Path | None,
     html_out: Path | None,
+    name: str | None,
+    tags: list[str] | None,
 ) -> None:
-    """Run ``score`` into the store, then print and write the run's report."""
+    """Run ``score`` into the store (with its --name and --tag), then print and write the
+    run's report."""
     from agentgauge.review.report import review_report
     from agentgauge.store import Store
 
     with Store(db) as store:
         run = score(store)
+        label_run(store, run.run_id, name, tags)
         report = review_report(store, run)
     write_outputs(
         db,
@@ -125,6 +132,8 @@ def evaluate_reviews(
     db: DbOption = Path("agentgauge.db"),
     jobs: JobsOption = None,
     progress: ProgressOption = True,
+    name: NameOption = None,
+    tags: TagOption = None,
 ) -> None:
     """Score generated reviews against PeerRead's human reviews.
 
@@ -150,7 +159,7 @@ def evaluate_reviews(
             reviews, peerread, chosen, store=store, jobs=jobs, progress=progress
         )
 
-    _score_and_report(db, score, json_out, html_out)
+    _score_and_report(db, score, json_out, html_out, name, tags)
 
 
 @review_app.command("baseline")
@@ -170,6 +179,8 @@ def baseline(
     db: DbOption = Path("agentgauge.db"),
     jobs: JobsOption = None,
     progress: ProgressOption = True,
+    name: NameOption = None,
+    tags: TagOption = None,
 ) -> None:
     """Score the human baseline: each human review against the others.
 
@@ -200,4 +211,4 @@ def baseline(
         )
         return run
 
-    _score_and_report(db, score, json_out, html_out)
+    _score_and_report(db, score, json_out, html_out, name, tags)

@@ -7,7 +7,16 @@ from typing import Annotated
 
 import typer
 
-from agentgauge.cli._common import DbOption, SuiteOption, console, output_file, write_outputs
+from agentgauge.cli._common import (
+    DbOption,
+    NameOption,
+    SuiteOption,
+    TagOption,
+    console,
+    label_run,
+    output_file,
+    write_outputs,
+)
 from agentgauge.cli.tuning import (
     AgentOption,
     JobsOption,
@@ -40,6 +49,8 @@ def run_command(
         Path | None, typer.Option("--json", callback=output_file, help="Write results JSON.")
     ] = None,
     progress: ProgressOption = True,
+    name: NameOption = None,
+    tags: TagOption = None,
 ) -> None:
     """Run an agent over tasks, write its traces, then score them.
 
@@ -70,4 +81,5 @@ def run_command(
         return
     with Store(db) as store:
         run_id = score_agent_run(run, chosen_suite, options, store=store)
+        label_run(store, run_id, name, tags)
     write_outputs(db, run_id, json_out=json_out, csv_out=None, html_out=None, fail_under=None)

@@ -12,6 +12,8 @@ from agentgauge.cli._common import (
     DbOption,
     HtmlOption,
     JsonOption,
+    NameOption,
+    TagOption,
     check_choice,
     console,
     err_console,
@@ -85,6 +87,8 @@ def score(
     jobs: JobsOpt = None,
     fail_under: FailUnderOpt = None,
     progress: ProgressOpt = True,
+    name: NameOption = None,
+    tags: TagOption = None,
 ) -> None:
     """Score recorded predictions against a dataset.
 
@@ -98,7 +102,7 @@ def score(
         raise usage_error(f"no such file: {predictions}")
     data = load_dataset(dataset, fmt, answers, samples)
     check_scorable(data, suite)
-    scoring = Scoring(db, parser, jobs, progress, json_out, html_out, fail_under)
+    scoring = Scoring(db, parser, jobs, progress, json_out, html_out, fail_under, name, tags)
     scoring.run(data, predictions, suite)
 
 
@@ -157,6 +161,8 @@ def run(
     jobs: JobsOpt = None,
     fail_under: FailUnderOpt = None,
     progress: ProgressOpt = True,
+    name: NameOption = None,
+    tags: TagOption = None,
 ) -> None:
     """Send each sample to a model, then score its answers.
 
@@ -184,7 +190,7 @@ def run(
     failed = _every_request_failed(answered)
     if suite is not None:
         runner = {**config.model_dump(mode="json"), **settings.model_dump(mode="json")}
-        scoring = Scoring(db, parser, jobs, progress, json_out, html_out, fail_under)
+        scoring = Scoring(db, parser, jobs, progress, json_out, html_out, fail_under, name, tags)
         extra = {"endpoint": backend.url, "model": model, "runner": runner}
         scoring.run(data, out, suite, extra, failed=failed)
     if failed:

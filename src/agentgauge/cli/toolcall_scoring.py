@@ -9,7 +9,13 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from agentgauge.cli._common import check_choice, console, score_level, write_outputs
+from agentgauge.cli._common import (
+    check_choice,
+    console,
+    label_run,
+    score_level,
+    write_outputs,
+)
 from agentgauge.toolcall.matching import VALUE_ACCURACY_MODES
 
 if TYPE_CHECKING:
@@ -75,6 +81,8 @@ class Scoring:
         json_out: where to write the results JSON, if anywhere.
         html_out: where to write the HTML report, if anywhere.
         fail_under: exit 1 when the mean overall is below this.
+        name: the run's --name.
+        tags: the run's --tag values.
     """
 
     db: Path
@@ -84,6 +92,8 @@ class Scoring:
     json_out: Path | None
     html_out: Path | None
     fail_under: float | None
+    name: str | None = None
+    tags: list[str] | None = None
 
     def run(
         self,
@@ -118,6 +128,7 @@ class Scoring:
                 progress=self.progress,
                 extra_config=extra_config,
             )
+            label_run(store, run_id, self.name, self.tags)
             if failed:
                 store.finish_run(run_id, "failed")
             if self.json_out is not None:

@@ -10,7 +10,16 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
-from agentgauge.cli._common import DbOption, SuiteOption, console, err_console, output_file
+from agentgauge.cli._common import (
+    DbOption,
+    NameOption,
+    SuiteOption,
+    TagOption,
+    console,
+    err_console,
+    label_run,
+    output_file,
+)
 
 if TYPE_CHECKING:
     from agentgauge.io.jsonl import ReadError
@@ -70,13 +79,17 @@ def _run_session(
     show: Callable[[_Outcome], None],
     plot: Path | None,
     json_out: Path | None,
+    name: str | None,
+    tags: list[str] | None,
 ) -> None:
-    """Run a prepared session into the store, show its outcome, write its plot and JSON."""
+    """Run a prepared session into the store (with its --name and --tag), show its outcome,
+    write its plot and JSON."""
     from agentgauge.store import Store
 
     simulation_banner(session.setup)
     with Store(db) as store:
         outcome = session.run(store)
+        label_run(store, outcome.run_id, name, tags)
     show(outcome)
     if plot is not None:
         outcome.plot(plot)
@@ -141,6 +154,8 @@ def tune_command(
     ] = None,
     jobs: JobsOption = 4,
     progress: ProgressOption = True,
+    name: NameOption = None,
+    tags: TagOption = None,
 ) -> None:
     """Tune an agent's parameters (rl, bayes, random, ...) for its score.
 
@@ -166,7 +181,7 @@ def tune_command(
         objective=objective,
     )
     session = TuningSession.prepare(options, on_skip=skipped)
-    _run_session(session, db, _print_tuning, plot, json_out)
+    _run_session(session, db, _print_tuning, plot, json_out, name, tags)
 
 
 def _print_impact(outcome: ImpactOutcome) -> None:
@@ -221,6 +236,8 @@ def impact_command(
     ] = None,
     jobs: JobsOption = 4,
     progress: ProgressOption = True,
+    name: NameOption = None,
+    tags: TagOption = None,
 ) -> None:
     """Measure each parameter's effect on each metric.
 
@@ -244,4 +261,4 @@ def impact_command(
         points=points,
     )
     session = ImpactSession.prepare(options, on_skip=skipped)
-    _run_session(session, db, _print_impact, plot, json_out)
+    _run_session(session, db, _print_impact, plot, json_out, name, tags)

@@ -7,6 +7,7 @@ from typing import Any
 from rich import box
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from agentgauge.report.export import USAGE_FIELDS, run_aggregate, run_usage, run_verdict
 from agentgauge.store import Store
@@ -177,7 +178,8 @@ def print_usage(usage: dict[str, Any], console: Console) -> None:
 
 
 def print_runs(store: Store, console: Console | None = None, limit: int = 50) -> None:
-    """Print the runs in the store, newest first.
+    """Print the runs in the store, newest first: each with its name, tags, kind, suite,
+    source, model and mode (as the run has them), wrapped at the terminal's width, never cut.
 
     Args:
         store: the results store.
@@ -188,19 +190,20 @@ def print_runs(store: Store, console: Console | None = None, limit: int = 50) ->
     table = compact_table(
         f"runs in {store.path} (n: samples, bad: unreadable lines, mean: composite)"
     )
-    # the id is what users copy: it never wraps or shrinks
+    # the id is what users copy: it never wraps or shrinks; the rest wraps, never cut
     table.add_column("run", no_wrap=True, min_width=12)
-    for col in ("kind", "suite", "status"):
-        table.add_column(col)
+    table.add_column("name #tags, what", overflow="fold")
+    table.add_column("status", overflow="fold")
     for col in ("n", "bad", "created (UTC)", "mean"):
         table.add_column(col, justify="right", no_wrap=True)
     for run in store.list_runs(limit):
         comps = [c for c in store.composites(run.id) if c is not None]
         mean = sum(comps) / len(comps) if comps else None
+        tags = " ".join(f"#{t}" for t in run.tags)
+        what = " · ".join(x for x in (run.kind, run.suite, run.source, run.model, run.mode) if x)
         table.add_row(
             run.id,
-            run.kind,
-            run.suite,
+            Text("\n".join(x for x in (run.name, tags, what) if x)),
             run.status,
             str(run.n_samples),
             str(run.n_errors),

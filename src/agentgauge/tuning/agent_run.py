@@ -140,7 +140,11 @@ def load_setup(
 
 
 class SessionOutcome(Protocol):
-    """What a finished session gives: its run as JSON data and its figure."""
+    """What a finished session gives: its run's id, the run as JSON data and its figure."""
+
+    @property
+    def run_id(self) -> str:
+        """The run's id in the store."""
 
     def as_dict(self) -> dict[str, Any]:
         """The run as JSON data (``--json``)."""

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from collections.abc import Iterator
-from pathlib import PurePath
 from typing import Any
 
 import numpy as np
@@ -46,19 +45,6 @@ _N_READ_ERRORS = 200
 # runs ---------------------------------------------------------------------------------------
 
 
-def _find(config: dict[str, Any], key: str) -> str | None:
-    """A setting named ``key`` at the top of a run's configuration or one table down (the
-    suite's own tables left out): the model or the mode a run used."""
-    if isinstance(config.get(key), str):
-        return str(config[key])
-    for name, table in config.items():
-        if name not in ("suite", "judge") and isinstance(table, dict):
-            found = table.get(key)
-            if isinstance(found, str):
-                return found
-    return None
-
-
 def run_row(store: Store, run: RunInfo) -> dict[str, Any]:
     """One run as the runs list shows it.
 
@@ -67,10 +53,6 @@ def run_row(store: Store, run: RunInfo) -> dict[str, Any]:
         run: the run.
     """
     summary = summarize(store.composites(run.id))
-    sources = run.sources
-    source = PurePath(sources[0]).name if sources else None
-    if source and len(sources) > 1:
-        source += f" +{len(sources) - 1}"
     return {
         "id": run.id,
         "name": run.name,
@@ -78,9 +60,9 @@ def run_row(store: Store, run: RunInfo) -> dict[str, Any]:
         "kind": run.kind,
         "suite": run.suite,
         "status": run.status,
-        "source": source,
-        "model": _find(run.config, "model"),
-        "mode": _find(run.config, "mode"),
+        "source": run.source,
+        "model": run.model,
+        "mode": run.mode,
         "n_samples": run.n_samples,
         "n_errors": run.n_errors,
         "composite": summary.as_dict(),
