@@ -75,6 +75,14 @@ accept = 0.9
             'extends = "behavior"\n[options.efficiency]\nmax_steps_ref = 0\n',
             "max_steps_ref must be > 0",
         ),
+        ('extends = "behavior"\n[gates]\nsafty = 0.9\n', "gates: unknown metric 'safty'"),
+        ('extends = "behavior"\n[gates]\nsafety = 1.5\n', "gates: 'safety' must be within"),
+        ('extends = "behavior"\ngates = 0.9\n', "gates: expected a table"),
+        (
+            'extends = "review"\nmetrics = ["communication_overhead"]\n[gates]\n'
+            "communication_overhead = 0.2\n",
+            "'communication_overhead' is lower-is-better",
+        ),
     ],
 )
 def test_bad_suite_files_name_the_key(tmp_path: Path, body: str, message: str) -> None:

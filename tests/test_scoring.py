@@ -1,6 +1,14 @@
 import pytest
 
-from agentgauge.scoring import Thresholds, band, composite, reaches, recommendation
+from agentgauge.scoring import (
+    Thresholds,
+    band,
+    composite,
+    failed_gates,
+    gate_note,
+    reaches,
+    recommendation,
+)
 
 
 def test_composite_renormalises_over_available_metrics() -> None:
@@ -69,3 +77,13 @@ def test_thresholds_ignore_floating_point_noise() -> None:
     assert reaches(noisy, 0.8) and not reaches(0.7999, 0.8)
     # a real difference at the ninth decimal still counts
     assert recommendation(0.799999998)[0] == "weak_accept"
+
+
+def test_gates_fail_below_their_floor_only_on_measured_metrics() -> None:
+    values = {"safety": 0.35, "accuracy": 0.9, "tool_usage": None}
+    gates = {"tool_usage": 0.5, "accuracy": 0.9, "safety": 0.9}
+    # tool_usage has no value: no gate fails on it; accuracy is at its floor: it passes
+    failed = failed_gates(values, gates)
+    assert failed == {"safety": {"value": 0.35, "floor": 0.9}}
+    assert gate_note(failed) == "safety 0.350 < 0.9"
+    assert failed_gates({"safety": sum([0.1] * 9)}, {"safety": 0.9}) == {}

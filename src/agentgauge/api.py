@@ -149,7 +149,8 @@ class RunResult:
         """
         run = store.get_run(run_id)
         aggregate = run_aggregate(store, run.id)
-        verdict = run_verdict(run, aggregate["composite"].mean)
+        means = {name: summary.mean for name, summary in aggregate.items()}
+        verdict = run_verdict(run, aggregate["composite"].mean, means)
         return cls(
             run=run,
             samples=list(store.iter_samples(run.id)),

@@ -10,6 +10,8 @@ A suite is built in (``behavior``, ``toolcall``, ``review``) or read from a TOML
     coherence = 0.2
     [thresholds]
     accept = 0.85
+    [gates]                              # optional: a floor per metric; below it, reject
+    safety = 0.9
     [options.efficiency]
     max_steps_ref = 30
     [judge]                              # optional: settings shared by the LLM judges
@@ -79,6 +81,9 @@ class Suite(BaseModel):
         weights: metric -> weight of the composite; metrics absent here weigh 0.
         options: metric -> keyword options of that metric.
         thresholds: recommendation and band cut-offs.
+        gates: metric -> floor: a sample (or a run, by its mean) whose value of the metric is
+            below the floor is a reject, whatever its composite (a leaked credential does not
+            pass on the strength of the other metrics).
         judge: settings shared by the LLM-judge metrics, merged under each one's options.
         text: options shared by the reference-based text metrics (``cosine``, ``jaccard``,
             ``semantic``, ``output_similarity``, ``task_success``: the BERTScore model and
@@ -95,6 +100,7 @@ class Suite(BaseModel):
     weights: dict[str, float] = Field(default_factory=dict)
     options: dict[str, dict[str, Any]] = Field(default_factory=dict)
     thresholds: Thresholds = Field(default_factory=Thresholds)
+    gates: dict[str, float] = Field(default_factory=dict)
     judge: JudgeSettings | None = None
     text: dict[str, Any] | None = None
     kinds: dict[str, str] = Field(default_factory=dict)
@@ -141,6 +147,7 @@ class Suite(BaseModel):
             raise SuiteError(f"{origin}: weights: at least one weight must be positive")
         if not math.isfinite(total):
             raise SuiteError(f"{origin}: weights: their sum overflows ({total})")
+        self._validate_gates(origin)
         if self.text:
             shared = get_metric_info("semantic").options
             unknown_text = sorted(set(self.text) - set(shared))
@@ -159,6 +166,17 @@ class Suite(BaseModel):
                     f"{origin}: options.{key}: unknown option {unknown[0]!r}; "
                     f"its options: {', '.join(sorted(info.options)) or 'none'}"
                 )
+
+    def _validate_gates(self, origin: str) -> None:
+        for key, floor in self.gates.items():
+            if key not in self.metrics:
+                raise SuiteError(f"{origin}: gates: unknown metric {key!r} (not in the suite)")
+            if key in self.lower_is_better:
+                raise SuiteError(
+                    f"{origin}: gates: {key!r} is lower-is-better: a floor does not apply"
+                )
+            if not 0.0 <= floor <= 1.0:
+                raise SuiteError(f"{origin}: gates: {key!r} must be within [0, 1] ({floor})")
 
     @property
     def lower_is_better(self) -> frozenset[str]:
@@ -358,7 +376,7 @@ def load_suite(ref: str | Path) -> Suite:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise SuiteError(f"{path}: cannot read suite file: {exc}") from None
-    for table in ("weights", "options", "thresholds", "judge", "text"):
+    for table in ("weights", "options", "thresholds", "gates", "judge", "text"):
         if table in data and not isinstance(data[table], dict):
             raise SuiteError(f"{path}: {table}: expected a table ([{table}]), got {data[table]!r}")
     if isinstance(data.get("metrics"), dict):
@@ -376,7 +394,7 @@ def load_suite(ref: str | Path) -> Suite:
         merged["weights"] = {k: v for k, v in base["weights"].items() if k in merged["metrics"]}
     if "weights" in data:
         merged["weights"] = {**merged["weights"], **data.pop("weights")}
-    for key in ("options", "thresholds"):
+    for key in ("options", "thresholds", "gates"):
         if key in data:
             merged[key] = {**base.get(key, {}), **data.pop(key)}
     merged.update(data)  # anything left is an unknown key, reported by validation below

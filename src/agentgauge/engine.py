@@ -39,7 +39,7 @@ from agentgauge.judges.preflight import check_judge
 from agentgauge.metrics.base import Metric, MetricResult, score_many
 from agentgauge.model import Trace
 from agentgauge.registry import Registry
-from agentgauge.scoring import band, composite, recommendation
+from agentgauge.scoring import band, composite, failed_gates, gate_note, recommendation
 from agentgauge.store import MetricRow, SampleRow, Store
 from agentgauge.usage import trace_usage
 
@@ -165,6 +165,10 @@ def score_traces(
         if comp.value is not None:
             sample.recommendation = recommendation(comp.value, suite.thresholds)[0]
             sample.band = band(comp.value, suite.thresholds)
+        if failed := failed_gates(sample.values, suite.gates):
+            # a failed gate rejects the sample, and its details say which
+            sample.recommendation = "reject"
+            sample.details["gates"] = {"failed": failed, "note": gate_note(failed)}
     return samples
 
 

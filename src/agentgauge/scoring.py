@@ -18,6 +18,8 @@ __all__ = [
     "Thresholds",
     "band",
     "composite",
+    "failed_gates",
+    "gate_note",
     "reaches",
     "recommendation",
 ]
@@ -110,6 +112,36 @@ def reaches(score: float, threshold: float) -> bool:
         threshold: the cut-off.
     """
     return round(score, THRESHOLD_DECIMALS) >= round(threshold, THRESHOLD_DECIMALS)
+
+
+def failed_gates(
+    values: Mapping[str, float | None], gates: Mapping[str, float]
+) -> dict[str, dict[str, float]]:
+    """The gates a sample or a run fails: each gated metric whose value is below its floor
+    (a metric without a value fails no gate).
+
+    Args:
+        values: metric -> value (a sample's) or mean (a run's).
+        gates: metric -> floor (a suite's ``[gates]``).
+
+    Returns:
+        metric -> ``{"value", "floor"}``, in the order of ``gates``.
+    """
+    failed = {}
+    for metric, floor in gates.items():
+        value = values.get(metric)
+        if value is not None and not reaches(value, floor):
+            failed[metric] = {"value": value, "floor": floor}
+    return failed
+
+
+def gate_note(failed: Mapping[str, Mapping[str, float]]) -> str:
+    """What failed gates say: ``safety 0.350 < 0.9``, joined by commas.
+
+    Args:
+        failed: from :func:`failed_gates`.
+    """
+    return ", ".join(f"{m} {g['value']:.3f} < {g['floor']:g}" for m, g in failed.items())
 
 
 def recommendation(score: float, thresholds: Thresholds | None = None) -> tuple[str, float]:

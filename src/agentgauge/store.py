@@ -221,6 +221,12 @@ class RunInfo:
         return names
 
     @property
+    def gates(self) -> dict[str, float]:
+        """The floors of the run's suite (``[gates]``): metric -> floor."""
+        gates: dict[str, float] = self.suite_config.get("gates", {})
+        return gates
+
+    @property
     def thresholds(self) -> Thresholds:
         """The recommendation and band cut-offs of the run's suite (the defaults when the run
         has no suite)."""

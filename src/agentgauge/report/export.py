@@ -22,12 +22,12 @@ from __future__ import annotations
 import csv
 import json
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from agentgauge.judges.cost import judge_spend
-from agentgauge.scoring import band, recommendation
+from agentgauge.scoring import band, failed_gates, recommendation
 from agentgauge.stats import Summary, summarize
 from agentgauge.store import RunInfo, SampleRow, Store
 
@@ -137,22 +137,34 @@ def run_usage(store: Store, run_id: str) -> dict[str, Any]:
     }
 
 
-def run_verdict(run: RunInfo, mean_composite: float | None) -> dict[str, Any]:
-    """The suite's recommendation and band applied to the run's mean composite.
+def run_verdict(
+    run: RunInfo, mean_composite: float | None, means: Mapping[str, float | None] | None = None
+) -> dict[str, Any]:
+    """The suite's recommendation and band applied to the run's mean composite, and its gates
+    to the metrics' means: a failed gate makes the run a reject (``gates_failed`` says which;
+    the key is there when the suite has gates).
 
     Args:
-        run: the run (its suite's thresholds are read from the stored config).
+        run: the run (its suite's thresholds and gates are read from the stored config).
         mean_composite: the mean of the samples' composites; None gives None verdicts.
+        means: metric -> mean over the samples, for the gates.
     """
-    if mean_composite is None:
-        return {"recommendation": None, "recommendation_weight": None, "band": None}
-    thresholds = run.thresholds
-    label, weight = recommendation(mean_composite, thresholds)
-    return {
-        "recommendation": label,
-        "recommendation_weight": weight,
-        "band": band(mean_composite, thresholds),
-    }
+    gates = run.gates
+    failed = failed_gates(means or {}, gates)
+    verdict: dict[str, Any] = {"recommendation": None, "recommendation_weight": None, "band": None}
+    if mean_composite is not None:
+        thresholds = run.thresholds
+        label, weight = recommendation(mean_composite, thresholds)
+        verdict = {
+            "recommendation": label,
+            "recommendation_weight": weight,
+            "band": band(mean_composite, thresholds),
+        }
+    if failed:
+        verdict.update(recommendation="reject", recommendation_weight=-1.0)
+    if gates:
+        verdict["gates_failed"] = failed
+    return verdict
 
 
 def sample_document(row: SampleRow) -> dict[str, Any]:
@@ -187,7 +199,8 @@ def _head(store: Store, run: RunInfo) -> dict[str, Any]:
     aggregate = run_aggregate(store, run.id)
     composite = aggregate["composite"].as_dict()
     composite["mean_coverage"] = store.coverage(run.id)[0]
-    composite.update(run_verdict(run, aggregate["composite"].mean))
+    means = {name: summary.mean for name, summary in aggregate.items()}
+    composite.update(run_verdict(run, aggregate["composite"].mean, means))
     return {
         "run_id": run.id,
         "kind": run.kind,

@@ -10,6 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from agentgauge.report.export import USAGE_FIELDS, run_aggregate, run_usage, run_verdict
+from agentgauge.scoring import gate_note
 from agentgauge.store import Store
 
 __all__ = ["compact_table", "print_runs", "print_summary", "print_usage"]
@@ -80,12 +81,18 @@ def print_summary(store: Store, run_id: str, console: Console | None = None) -> 
         str(comp.n_missing),
     )
     console.print(table)
-    verdict = run_verdict(run, comp.mean)
+    verdict = run_verdict(run, comp.mean, {name: s.mean for name, s in aggregate.items()})
     if verdict["band"] is not None:
         console.print(
             f"run verdict: [bold]{verdict['recommendation']}[/] "
             f"(weight {verdict['recommendation_weight']:+.1f}) · band [bold]{verdict['band']}[/] "
             "(the suite's thresholds applied to the mean composite)"
+        )
+    if verdict.get("gates_failed"):
+        console.print(
+            f"[red]gate failed: {gate_note(verdict['gates_failed'])}[/]: the run is a reject "
+            "whatever its composite (the suite's \\[gates])",
+            highlight=False,
         )
     print_usage(run_usage(store, run.id), console)
     mean_cov, lowest, failed = store.coverage(run.id)

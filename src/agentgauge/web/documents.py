@@ -53,6 +53,7 @@ def run_row(store: Store, run: RunInfo) -> dict[str, Any]:
         run: the run.
     """
     summary = summarize(store.composites(run.id))
+    gated = {name: summarize(store.metric_values(run.id, name)).mean for name in run.gates}
     return {
         "id": run.id,
         "name": run.name,
@@ -66,7 +67,7 @@ def run_row(store: Store, run: RunInfo) -> dict[str, Any]:
         "n_samples": run.n_samples,
         "n_errors": run.n_errors,
         "composite": summary.as_dict(),
-        **run_verdict(run, summary.mean),
+        **run_verdict(run, summary.mean, gated),
         "created_at": run.created_at,
         "finished_at": run.finished_at,
     }
@@ -238,6 +239,7 @@ def sample_page(
         "usage": row.usage,
         "metrics": metrics,
         "shared": clean(shared, max_content),
+        "gates": row.details.get("gates"),
         "trace": None if trace is None else trace_view(trace, max_content),
     }
 

@@ -69,6 +69,10 @@
   const bandClass = (b) => (b ? "band-" + b : "");
   const seconds = (s) => (s === null || s === undefined ? "" : s < 1 ? Math.round(s * 1000) + " ms" : s.toFixed(2) + " s");
 
+  function gateNote(failed) {
+    return Object.entries(failed).map(([m, g]) => m + " " + num(g.value) + " < " + g.floor).join(", ");
+  }
+
   function ciBar(mean, lo, hi, min = 0, max = 1) {
     if (mean === null || mean === undefined) return null;
     const x = (v) => Math.max(0, Math.min(100, ((v - min) / (max - min)) * 100)) + "%";
@@ -475,6 +479,9 @@
         " · band ", el("b", { class: bandClass(run.band), text: run.band }),
         el("span", { class: "muted", text: " (the suite's thresholds applied to the mean composite)" })));
     }
+    if (run.gates_failed && Object.keys(run.gates_failed).length) {
+      content.append(el("p", { class: "banner", id: "gates-failed", text: "Gate failed: " + gateNote(run.gates_failed) + " — the run is a reject whatever its composite (the suite's [gates])." }));
+    }
     const coverage = [];
     if (c.mean_coverage !== null && c.lowest_coverage < 1) {
       coverage.push("Coverage " + pct(c.mean_coverage) + " (lowest " + pct(c.lowest_coverage) + "): some weighted metrics were not measured; each sample's composite is renormalised over the metrics that were.");
@@ -732,6 +739,7 @@
         doc.recommendation ? " · " + doc.recommendation + " · " + doc.band : "",
         doc.error_type ? el("span", {}, " · error type ", el("code", { text: doc.error_type })) : null),
       doc.error ? el("p", { class: "err", text: doc.error }) : null,
+      doc.gates ? el("p", { class: "banner", text: "Gate failed: " + gateNote(doc.gates.failed) + " — a reject whatever the composite." }) : null,
       el("h2", { text: "Metrics" }),
     ];
     const shared = doc.shared || {};
