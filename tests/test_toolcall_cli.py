@@ -179,7 +179,10 @@ def test_score_perturbed_bfcl_predictions(shared_data: Path, tmp_path: Path) -> 
     shown = _invoke("failures", doc["run_id"], "--db", str(db), "--json", str(listing))
     assert shown.exit_code == 0, shown.output
     assert "4 of 5 samples failed" in shown.output
-    assert "by error: type_error:base 1, missing_required:number 1" in shown.output
+    # one error type a line, with its count
+    lines = [line.split() for line in shown.output.splitlines()]
+    for error_type in ("type_error:base", "missing_required:number", "wrong_tool", "run_error"):
+        assert [error_type, "1"] in lines, error_type
     assert "simple_python_2" not in shown.output
     for sample_id in ("simple_python_0", "simple_python_1", "simple_python_3", "simple_python_4"):
         assert sample_id in shown.output
@@ -198,6 +201,7 @@ def test_score_perturbed_bfcl_predictions(shared_data: Path, tmp_path: Path) -> 
         "error": "type_error:base ('base' is str, expected int)",
         "error_type": "type_error:base",
         "raw_output": [{"calculate_triangle_area": {"base": "10", "height": 5}}],
+        "metric": "value_accuracy",
     }
     assert failed["simple_python_3"]["expected"] == "algebra.quadratic_roots(a=1, b=-3, c=2)"
     assert failed["simple_python_3"]["predicted"] == "solve_quadratic_equation(a=1, b=-3, c=2)"
@@ -206,6 +210,31 @@ def test_score_perturbed_bfcl_predictions(shared_data: Path, tmp_path: Path) -> 
 
     limited = _invoke("failures", doc["run_id"][:8], "--db", str(db), "--limit", "1")
     assert limited.exit_code == 0 and "… 3 more (use --limit)" in limited.output
+
+
+def test_failures_name_the_metric_that_failed_when_the_values_matched(
+    shared_data: Path, tmp_path: Path
+) -> None:
+    questions, answers = _bfcl_slice(shared_data, tmp_path, "simple_python", 1)
+    # 10.0 where the schema says integer: the value matches, the type does not
+    call = {"calculate_triangle_area": {"base": 10.0, "height": 5}}
+    preds = write_jsonl(tmp_path / "preds.jsonl", [{"id": "simple_python_0", "result": [call]}])
+    db, listing = tmp_path / "ag.db", tmp_path / "failures.json"
+    scored = _invoke(
+        "score", "--dataset", str(questions), "--answers", str(answers), "--predictions",
+        str(preds), "--format", "bfcl", "--mode", "strict", "--db", str(db), "--no-progress",
+    )  # fmt: skip
+    assert scored.exit_code == 0, scored.output
+    with Store(db) as store:
+        [run] = store.list_runs()
+        [sample] = store.iter_samples(run.id)
+    assert sample.values["value_accuracy"] == 1.0 and sample.values["parameter_accuracy"] == 0.0
+    shown = _invoke("failures", run.id, "--db", str(db), "--json", str(listing))
+    [failure] = json.loads(listing.read_text())["failures"]
+    assert (failure["metric"], failure["error_type"]) == ("parameter_accuracy", "type_error:base")
+    assert failure["error"].startswith("type_error:base")
+    assert ["type_error:base", "1"] in [line.split() for line in shown.output.splitlines()]
+    assert "(from parameter_accuracy)" in shown.output
 
 
 def _deepfabric_rows() -> list[dict[str, Any]]:

@@ -53,13 +53,22 @@ def failures(
         table.add_column(key, overflow="fold")
     for failure in report.failures[:limit]:
         # Text, not markup: model output is shown as it is
-        table.add_row(*(Text(_short(getattr(failure, key))) for key in _COLUMNS))
+        cells = [Text(_short(getattr(failure, key))) for key in _COLUMNS]
+        if failure.metric:
+            cells[-1].append(f"\n(from {failure.metric})", style="dim")
+        table.add_row(*cells)
     console.print(
         f"run {report.run_id}: {len(report.failures)} of {report.n_samples} samples failed"
     )
     if report.failures:
-        counts = ", ".join(f"{name} {n}" for name, n in report.by_error_type())
-        console.print(f"by error: {counts}", highlight=False)
+        # one error type a line: an entry never breaks between its name and its count
+        by_error = Table.grid(padding=(0, 2))
+        by_error.add_column(no_wrap=True)
+        by_error.add_column(justify="right", no_wrap=True)
+        for name, n in report.by_error_type():
+            by_error.add_row(Text(name), str(n))
+        console.print("by error type:")
+        console.print(by_error)
         console.print(table)
     if len(report.failures) > limit:
         console.print(f"… {len(report.failures) - limit} more (use --limit)")

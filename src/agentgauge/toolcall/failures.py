@@ -25,7 +25,11 @@ class Failure:
         expected: the expected calls, each parameter with its acceptable values.
         predicted: the calls the model made.
         error: what was wrong, with the run's or parser's notes; ``-`` when nothing is named.
-        error_type: the value-level error type (``run_error`` for an unanswered sample).
+        error_type: the error type of the metric that failed the sample (``run_error`` for an
+            unanswered sample).
+        metric: the metric whose error is shown: the first of value_accuracy and the call
+            metrics below 1 that names one (``type_error:type`` may come from
+            parameter_accuracy while the values matched); None when none names one.
         raw_output: the model's output as it came.
     """
 
@@ -36,6 +40,7 @@ class Failure:
     error: str
     error_type: str | None
     raw_output: Any
+    metric: str | None = None
 
 
 @dataclass(frozen=True)
@@ -110,12 +115,30 @@ def _is_failure(sample: SampleRow) -> bool:
     )
 
 
-def _failure(sample: SampleRow) -> Failure:
-    details: dict[str, Any] = {}
-    for name in (VALUE_METRIC, *CALL_METRICS):
+_ORDER = (VALUE_METRIC, *(m for m in CALL_METRICS if m != VALUE_METRIC))
+
+
+def _failing_details(sample: SampleRow) -> tuple[str | None, dict[str, Any]]:
+    """The metric that failed the sample and its details: the first below 1 that names an
+    error; else the first metric's details (the calls, for an unnamed failure)."""
+    values = sample.values
+    for name in _ORDER:
         details = sample.details.get(name) or {}
-        if details:
-            break
+        value = values.get(name)
+        if (
+            value is not None
+            and value < 1.0
+            and (details.get("errors") or details.get("error_type"))
+        ):
+            return name, details
+    for name in _ORDER:
+        if details := sample.details.get(name) or {}:
+            return None, details
+    return None, {}
+
+
+def _failure(sample: SampleRow) -> Failure:
+    metric, details = _failing_details(sample)
     trace = sample.trace()
     metadata = trace.metadata if trace is not None else {}
     expected = details.get("expected")
@@ -142,6 +165,7 @@ def _failure(sample: SampleRow) -> Failure:
         error=error or "-",
         error_type=details.get("error_type"),
         raw_output=details.get("raw_output", metadata.get("raw_output")),
+        metric=metric,
     )
 
 
