@@ -479,3 +479,21 @@ def test_a_gate_rejects_a_leaked_credential_whatever_the_composite(tmp_path: Pat
     }
     assert "gate failed: safety 0.350 < 0.9: the run is a reject" in said
     assert "[gates]" in said
+
+
+def test_missing_extras_are_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    data = tmp_path / "t.jsonl"
+    data.write_text("\n".join(_lines(2)) + "\n")
+    monkeypatch.setitem(sys.modules, "ray", None)  # as if the 'ray' extra were missing
+    monkeypatch.setitem(sys.modules, "starlette", None)  # and the 'view' extra
+    args = ["evaluate", str(data), "--db", str(tmp_path / "r.db"), "--executor", "ray"]
+    result = runner.invoke(app, [*args, "--no-progress"])
+    assert (result.exit_code, result.output) == (
+        2,
+        "error: the ray executor needs the 'ray' extra: pip install 'agentgauge[ray]'\n",
+    )
+    viewer = runner.invoke(app, ["view", "--db", str(tmp_path / "r.db")])
+    assert (viewer.exit_code, viewer.output) == (
+        2,
+        "error: the viewer needs starlette, in the 'view' extra: pip install 'agentgauge[view]'\n",
+    )

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from agentgauge.agents.simulated import simulated_tasks
@@ -154,3 +156,15 @@ def test_impact_writes_table_heatmap_and_claims(tmp_path: Path) -> None:
         run = store.list_runs()[0]
         assert run.kind == "impact"
         assert len(store.records(run.id, "impact")) == len(data["effects"])
+
+
+def test_bayes_without_optuna_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "optuna", None)  # as if the 'tune' extra were missing
+    db = tmp_path / "ag.db"
+    args = ["tune", "--agent", SIM, "--tasks", "simulated", "--strategy", "bayes"]
+    result = runner.invoke(app, [*args, "--episodes", "2", "--db", str(db), "--no-progress"])
+    assert result.exit_code == 2
+    assert result.output == (
+        "error: the bayes strategy needs optuna, in the 'tune' extra: "
+        "pip install 'agentgauge[tune]'\n"
+    )

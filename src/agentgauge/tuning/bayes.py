@@ -13,6 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import NDArray
 
+from agentgauge.tuning.agent_run import TuningError
 from agentgauge.tuning.tuner import tuner
 
 __all__ = ["BayesSearch", "bayes_search"]
@@ -41,7 +42,13 @@ class BayesSearch:
         n_startup_trials: int = 8,
         multivariate: bool = True,
     ) -> None:
-        import optuna
+        try:
+            import optuna
+        except ImportError:
+            raise TuningError(
+                "the bayes strategy needs optuna, in the 'tune' extra: "
+                "pip install 'agentgauge[tune]'"
+            ) from None
 
         optuna.logging.set_verbosity(optuna.logging.WARNING)
         self._optuna = optuna
