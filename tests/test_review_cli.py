@@ -258,3 +258,15 @@ def test_evaluate_with_a_suite_file(shared_data: Path, tmp_path: Path) -> None:
     result = runner.invoke(app, ["review", *args, "--suite", str(bad)])
     assert result.exit_code == 2
     assert "not_a_metric" in result.output
+
+
+def test_bertscore_unavailable_is_said_on_the_terminal(shared_data: Path, tmp_path: Path) -> None:
+    gen, _ = _gen_file(tmp_path, shared_data)
+    missing = tmp_path / "no-such-model"
+    result = _run(
+        "evaluate", "--reviews", str(gen), "--peerread", str(shared_data / "peerread"),
+        "--text-model", str(missing), "--db", str(tmp_path / "r.db"),
+    )  # fmt: skip
+    said = " ".join(result.output.split())
+    assert f"warning: BERTScore is unavailable (BERTScore with '{missing}' failed" in said
+    assert "task_success, output_similarity have no value on 2 samples" in said

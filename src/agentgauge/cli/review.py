@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+from rich.markup import escape
 
 from agentgauge.cli._common import (
     DbOption,
@@ -20,6 +21,7 @@ from agentgauge.cli._common import (
     SuiteOption,
     TagOption,
     console,
+    err_console,
     label_run,
     usage_error,
     write_outputs,
@@ -106,6 +108,8 @@ def _score_and_report(
     for status in report.tiers.values():
         style = "green" if status["present"] else "yellow"
         console.print(f"[{style}]{status['statement']}[/]", highlight=False)
+    for note in report.notes:
+        err_console.print(f"[yellow]warning:[/] {escape(note)}", highlight=False)
     if report.mean_coverage is not None and report.mean_coverage < 1.0:
         console.print(
             f"mean coverage {report.mean_coverage:.3f}: the composite is renormalised over the "
