@@ -497,3 +497,21 @@ def test_missing_extras_are_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyP
         2,
         "error: the viewer needs starlette, in the 'view' extra: pip install 'agentgauge[view]'\n",
     )
+
+
+@pytest.mark.parametrize("command", [["tune"], ["toolcall", "run"], ["evaluate"], ["runs"]])
+def test_help_at_80_columns_keeps_option_names_whole(command: list[str]) -> None:
+    shown = subprocess.run(
+        [sys.executable, "-m", "agentgauge", *command, "--help"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "COLUMNS": "80"},
+        check=True,
+    ).stdout
+    assert max(len(line) for line in shown.splitlines()) <= 80
+    for clutter in ("<int range>", "<int>", "<str>", "<path>", "<float>", "<bool>", "list[str]"):
+        assert clutter not in shown, clutter
+    # an option's name and its value stay on their line
+    assert not [line for line in shown.splitlines() if line.rstrip().endswith("…")]
+    if command == ["tune"]:
+        assert "--tasks-per-episode N " in shown

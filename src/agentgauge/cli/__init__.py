@@ -8,6 +8,7 @@ place, as a one-line ``error: ...`` with exit status 2.
 from __future__ import annotations
 
 from importlib.metadata import version
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -82,6 +83,24 @@ app.add_typer(review_app, name="review")
 app.add_typer(judge_app, name="judge")
 
 
+_METAVARS: dict[Any, str] = {int: "N", float: "X", Path: "PATH", str: "TEXT", list[str]: "TEXT"}
+
+
+def _plain_metavars(command: Any) -> None:
+    """Help at 80 columns: an option's value is shown as N, X, PATH or TEXT rather than its
+    type (``<int range>``, ``<list[str]>``), so that names and descriptions keep the room."""
+    for param in command.params:
+        described = getattr(param, "type_descriptor", None)
+        if getattr(param, "is_flag", False) or param.metavar is not None or described is None:
+            continue
+        if not described.is_choice and described.annotation in _METAVARS:
+            param.metavar = _METAVARS[described.annotation]
+    for sub in getattr(command, "commands", {}).values():
+        _plain_metavars(sub)
+
+
 def main() -> None:
     """The console script (``agentgauge``) and ``python -m agentgauge``."""
-    app()
+    command = typer.main.get_command(app)
+    _plain_metavars(command)
+    command()
