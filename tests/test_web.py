@@ -63,6 +63,10 @@ def test_runs_list(served: tuple[str, Path, list[str]]) -> None:
     assert demo["composite"]["mean"] == pytest.approx(sum(composites) / len(composites))
     assert demo["composite"]["ci_low"] < demo["composite"]["mean"] < demo["composite"]["ci_high"]
     assert (demo["recommendation"], demo["band"]) == ("weak_accept", "fair")
+    # the agent's cost, as the traces recorded it
+    with DEMO.open(encoding="utf-8") as fh:
+        cost = sum(json.loads(line)["usage"]["cost_usd"] for line in fh)
+    assert demo["cost_usd"] == pytest.approx(cost)
 
 
 def test_run_page(served: tuple[str, Path, list[str]]) -> None:

@@ -53,6 +53,7 @@ def run_row(store: Store, run: RunInfo) -> dict[str, Any]:
         run: the run.
     """
     summary = summarize(store.composites(run.id))
+    costs = [u["cost_usd"] for u in store.usages(run.id) if u and u.get("cost_usd") is not None]
     gated = {name: summarize(store.metric_values(run.id, name)).mean for name in run.gates}
     return {
         "id": run.id,
@@ -68,6 +69,7 @@ def run_row(store: Store, run: RunInfo) -> dict[str, Any]:
         "n_errors": run.n_errors,
         "composite": summary.as_dict(),
         **run_verdict(run, summary.mean, gated),
+        "cost_usd": sum(costs) if costs else None,
         "created_at": run.created_at,
         "finished_at": run.finished_at,
     }

@@ -343,6 +343,7 @@
     const columns = [
       ["", null], ["run", "id"], ["tags", "tags"], ["kind", "kind"], ["suite", "suite"], ["source", "source"],
       ["model", "model"], ["samples", "n_samples", true], ["composite", "composite", true], ["95% CI", null, true],
+      ["cost", "cost_usd", true],
       ["verdict", "recommendation"], ["status", "status"], ["created (UTC)", "created_at"],
     ];
     const value = (run, key) => (key === "composite" ? run.composite.mean : key === "tags" ? run.tags.join(" ") : run[key]);
@@ -370,6 +371,7 @@
         el("td", { class: "num", text: r.n_samples }),
         el("td", { class: "num " + bandClass(r.band), text: num(r.composite.mean) }),
         el("td", { class: "num" }, ci(r.composite.ci_low, r.composite.ci_high)),
+        el("td", { class: "num", text: usd(r.cost_usd) }),
         el("td", { class: bandClass(r.band), text: r.recommendation ? r.recommendation + " · " + r.band : "—" }),
         el("td", { text: r.status }),
         el("td", { class: "mono", text: (r.created_at || "").slice(0, 16).replace("T", " ") }),
