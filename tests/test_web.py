@@ -234,3 +234,14 @@ def test_view_command_errors_are_one_line(tmp_path: Path) -> None:
     assert result.exit_code == 2
     assert f"cannot listen on 127.0.0.1:{port}" in result.output
     assert "Traceback" not in result.output
+
+
+def test_a_run_named_after_it_was_shown_shows_its_name(served: tuple[str, Path, list[str]]) -> None:
+    url, db, ids = served
+    before = {r["id"]: r for r in _get(url, "api/runs")["runs"]}
+    assert before[ids[2]]["name"] is None
+    with Store(db) as store:
+        store.label_run(ids[2], name="hostile content", tags=["security"])
+    after = {r["id"]: r for r in _get(url, "api/runs")["runs"]}
+    assert (after[ids[2]]["name"], after[ids[2]]["tags"]) == ("hostile content", ["security"])
+    assert _get(url, "api/run", id=ids[2])["run"]["tags"] == ["security"]

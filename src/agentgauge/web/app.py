@@ -77,8 +77,9 @@ class _Documents:
 
 def _state(run: RunInfo) -> tuple[Any, ...]:
     """What identifies a run's stored state: a document built from it stays right while this
-    does not change (a resumed run gets another ``finished_at``)."""
-    return (run.id, run.status, run.finished_at, run.n_samples)
+    does not change (a resumed run gets another ``finished_at``, a labelled one its name and
+    tags)."""
+    return (run.id, run.status, run.finished_at, run.n_samples, run.name, tuple(run.tags))
 
 
 def _number(request: Request, name: str, default: int, high: int) -> int:
