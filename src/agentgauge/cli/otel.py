@@ -12,8 +12,11 @@ import typer
 
 from agentgauge.cli._common import (
     DbOption,
+    NameOption,
     SuiteOption,
+    TagOption,
     console,
+    label_run,
     output_file,
     require_store,
     usage_error,
@@ -35,6 +38,8 @@ def serve(
     group_by: Annotated[
         str, typer.Option(help="One run per 'trace' id or per 'conversation'.")
     ] = "trace",
+    name: NameOption = None,
+    tags: TagOption = None,
 ) -> None:
     """Receive the spans of a running app and score each agent run as it ends.
 
@@ -43,6 +48,7 @@ def serve(
     """
     from agentgauge.config import load_suite
     from agentgauge.serve.otlp import LiveRun, ReceiverSettings
+    from agentgauge.store import Store
 
     if not otlp:
         raise usage_error("serve receives OTLP spans: give --otlp")
@@ -61,6 +67,8 @@ def serve(
     with contextlib.suppress(KeyboardInterrupt):
         threading.Event().wait()
     run_id = live.stop()
+    with Store(db) as store:
+        label_run(store, run_id, name, tags)
     write_outputs(db, run_id, json_out=None, csv_out=None, html_out=None, fail_under=None)
 
 
