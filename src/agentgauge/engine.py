@@ -383,6 +383,10 @@ def evaluate(
     """
     opts = options or EvaluateOptions()
     suite = _judge_cache_in_store(suite, store)
+    if suite.judge is not None:
+        # before the metrics are built (some load libraries for seconds): a missing key fails
+        # at once
+        check_judge(suite.judge)
     # built here first, so that a bad option (or executor) fails before a run is recorded or a
     # worker starts
     built = suite.build_metrics()
