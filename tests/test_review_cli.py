@@ -270,3 +270,110 @@ def test_bertscore_unavailable_is_said_on_the_terminal(shared_data: Path, tmp_pa
     said = " ".join(result.output.split())
     assert f"warning: BERTScore is unavailable (BERTScore with '{missing}' failed" in said
     assert "task_success, output_similarity have no value on 2 samples" in said
+
+
+def _two_papers(tmp_path: Path, shared_data: Path) -> Path:
+    """A PeerRead folder with the two papers of ``_gen_file`` only (660 and 173, two human
+    reviews each), so that ``review baseline`` on it scores their four held-out reviews."""
+    reviews = tmp_path / "peerread/acl_2017/dev/reviews"
+    reviews.mkdir(parents=True)
+    for paper in ("660", "173"):
+        source = shared_data / f"peerread/acl_2017/dev/reviews/{paper}.json"
+        (reviews / f"{paper}.json").write_bytes(source.read_bytes())
+    return tmp_path / "peerread"
+
+
+def test_evaluate_shows_the_human_reviewers_beside(shared_data: Path, tmp_path: Path) -> None:
+    gen, _ = _gen_file(tmp_path, shared_data)
+    peerread = _two_papers(tmp_path, shared_data)
+    db, base, out, html = (tmp_path / n for n in ("r.db", "base.json", "out.json", "r.html"))
+    _run("baseline", "--peerread", str(peerread), "--json", str(base), "--db", str(db))
+    humans = json.loads(base.read_text())["samples"]
+    assert len(humans) == 4
+    result = _run(
+        "evaluate", "--reviews", str(gen), "--peerread", str(peerread), "--json", str(out),
+        "--html", str(html), "--db", str(db),
+    )  # fmt: skip
+    doc = json.loads(out.read_text())
+    rows = {r["metric"]: r for r in doc["human_reviewers"]["metrics"]}
+    assert list(rows) == [*SIX, "composite"]
+    assert doc["human_reviewers"]["samples"] == 4
+    # the human column is the baseline's mean over the same papers, metric by metric
+    for name in ("output_similarity", "task_success"):
+        mean = sum(s["metrics"][name] for s in humans) / 4
+        assert rows[name]["human"] == pytest.approx(mean)
+        assert rows[name]["n_human"] == 4
+    assert rows["composite"]["human"] == pytest.approx(sum(s["composite"] for s in humans) / 4)
+    assert rows["time_taken"]["human"] is None and rows["time_taken"]["n_human"] == 0
+    # the generated column: the copy succeeds (1.0), the bare review of 173 does not
+    assert rows["task_success"]["generated"] == pytest.approx(0.5)
+    assert rows["time_taken"]["generated"] == pytest.approx(TIME_TAKEN)
+    assert doc["thresholds_rule"] == {"rule": "default"}
+    assert doc["config"]["thresholds"] == {"rule": "default"}
+    said = " ".join(result.output.split())
+    assert "beside the human reviewers (4 held-out human reviews" in said
+    assert "generated human reviewers" in said
+    sections = {s["title"]: s for s in embedded(html.read_text())[0]["run"]["sections"]}
+    table = sections["Beside the human reviewers"]
+    assert table["columns"][:3] == ["metric", "generated", "human reviewers"]
+    assert table["rows"][-1][0] == "composite"
+    assert "Records: human_reviewers" not in sections
+    with Store(db) as store:
+        assert store.records(doc["run_id"], "human_reviewers") == doc["human_reviewers"]["metrics"]
+
+
+def test_evaluate_with_thresholds_from_the_human_reviewers(
+    shared_data: Path, tmp_path: Path
+) -> None:
+    gen, _ = _gen_file(tmp_path, shared_data)
+    peerread = _two_papers(tmp_path, shared_data)
+    db, base, out = (tmp_path / n for n in ("r.db", "base.json", "out.json"))
+    _run("baseline", "--peerread", str(peerread), "--json", str(base), "--db", str(db))
+    sims = sorted(
+        s["metrics"]["output_similarity"] for s in json.loads(base.read_text())["samples"]
+    )
+    # two reviews a paper: each is held out against the other, so the pairs tie
+    assert sims[0] == pytest.approx(sims[1]) and sims[2] == pytest.approx(sims[3])
+    assert sims[1] < sims[2]
+    # the median of four: the mean of the middle two; the two above it succeed
+    threshold = (sims[1] + sims[2]) / 2
+    composites = sorted([sims[0] / 2, sims[1] / 2, (sims[2] + 1) / 2, (sims[3] + 1) / 2])
+    # quartiles by linear interpolation: positions 0.75, 1.5 and 2.25 of 0..3
+    q1 = composites[0] + 0.75 * (composites[1] - composites[0])
+    q2 = (composites[1] + composites[2]) / 2
+    q3 = composites[2] + 0.25 * (composites[3] - composites[2])
+    result = _run(
+        "evaluate", "--reviews", str(gen), "--peerread", str(peerread), "--json", str(out),
+        "--db", str(db), "--thresholds", "human",
+    )  # fmt: skip
+    doc = json.loads(out.read_text())
+    used = doc["config"]["thresholds"]
+    assert used["rule"] == "human" and used["human_samples"] == 4
+    assert used["confidence_threshold"] == pytest.approx(threshold)
+    assert used["recommendation"] == pytest.approx(
+        {"accept": q3, "weak_accept": q2, "weak_reject": q1}
+    )
+    suite = doc["config"]["suite"]
+    assert suite["options"]["task_success"]["confidence_threshold"] == pytest.approx(threshold)
+    assert suite["thresholds"]["accept"] == pytest.approx(q3)
+    rows = {r["metric"]: r for r in doc["human_reviewers"]["metrics"]}
+    assert rows["task_success"]["human"] == pytest.approx(0.5)
+    assert rows["composite"]["human"] == pytest.approx(sum(composites) / 4)
+    first = doc["samples"][0]
+    assert first["metrics"]["task_success"] == 1.0
+    # (0.5906 + 1 + 0.5976 + 0.5 + 1) / 5 = 0.7376 reaches the humans' upper quartile (0.685
+    # on this data): accept, where the default cut-offs say weak_accept
+    assert first["composite"] >= q3
+    assert first["recommendation"] == "accept"
+    said = " ".join(result.output.split())
+    assert f"task_success at weighted similarity {threshold:.3f} (their median)" in said
+    # without two human reviews of a paper reviewed there is nothing to derive from
+    lone = tmp_path / "lone.jsonl"
+    lone.write_text(json.dumps({"paper_id": "37", "review": "Fine."}) + "\n", encoding="utf-8")
+    failed = runner.invoke(
+        app,
+        ["review", "evaluate", "--reviews", str(lone), "--peerread", str(shared_data / "peerread"),
+         "--thresholds", "human", "--db", str(db), "--no-progress"],
+    )  # fmt: skip
+    assert failed.exit_code != 0
+    assert "--thresholds human: no human review" in " ".join(failed.output.split())

@@ -79,6 +79,30 @@ def _print_agreement(rows: Sequence[dict[str, Any]]) -> None:
     console.print(table)
 
 
+def _print_human(run: ReviewRun) -> None:
+    from agentgauge.report.terminal import compact_table
+
+    table = compact_table(
+        f"beside the human reviewers ({run.human_samples} held-out human reviews of the same "
+        "papers, each against the paper's other reviews)"
+    )
+    table.add_column("metric", no_wrap=True)
+    for column in ("generated", "human reviewers"):
+        table.add_column(column, justify="right", no_wrap=True)
+    for row in run.human:
+        table.add_row(row["metric"], _fmt(row["generated"]), _fmt(row["human"]))
+    console.print(table)
+    if run.thresholds.get("rule") == "human":
+        cut = run.thresholds["recommendation"]
+        console.print(
+            "thresholds from the human reviewers: task_success at weighted similarity "
+            f"{run.thresholds['confidence_threshold']:.3f} (their median); accept "
+            f"{cut['accept']:.3f}, weak_accept {cut['weak_accept']:.3f}, weak_reject "
+            f"{cut['weak_reject']:.3f} (quartiles of their composites)",
+            highlight=False,
+        )
+
+
 def _score_and_report(
     db: Path,
     score: Callable[[Store], ReviewRun],
@@ -116,6 +140,8 @@ def _score_and_report(
             "weighted metrics that were measured.",
             highlight=False,
         )
+    if run.human:
+        _print_human(run)
     if report.agreement:
         _print_agreement(report.agreement)
 
@@ -138,17 +164,30 @@ def evaluate_reviews(
     progress: ProgressOption = True,
     name: NameOption = None,
     tags: TagOption = None,
+    thresholds: Annotated[
+        str,
+        typer.Option(
+            "--thresholds",
+            help=(
+                "default: the suite's; human: task_success and the recommendation "
+                "cut-offs from the human reviewers of the same papers."
+            ),
+        ),
+    ] = "default",
 ) -> None:
     """Score generated reviews against PeerRead's human reviews.
 
-    All three tiers are measured. Each line of --reviews is {"paper_id", "review",
-    "scores"?, "duration_s"?, "trace"?}; a bad line is reported with its file, line and
-    field, and the run goes on.
+    All three tiers are measured, and the held-out human reviews of the same papers are
+    scored the same way and shown beside them. Each line of --reviews is {"paper_id",
+    "review", "scores"?, "duration_s"?, "trace"?}; a bad line is reported with its file,
+    line and field, and the run goes on.
     """
-    from agentgauge.review.runs import evaluate_reviews, review_suite
+    from agentgauge.review.runs import THRESHOLD_RULES, evaluate_reviews, review_suite
 
     if not reviews.is_file():
         raise usage_error(f"--reviews: no such file: {reviews}")
+    if thresholds not in THRESHOLD_RULES:
+        raise usage_error(f"--thresholds: expected one of {', '.join(THRESHOLD_RULES)}")
     chosen = review_suite(
         suite,
         judge=judge,
@@ -160,7 +199,13 @@ def evaluate_reviews(
 
     def score(store: Store) -> ReviewRun:
         return evaluate_reviews(
-            reviews, peerread, chosen, store=store, jobs=jobs, progress=progress
+            reviews,
+            peerread,
+            chosen,
+            store=store,
+            jobs=jobs,
+            progress=progress,
+            thresholds=thresholds,
         )
 
     _score_and_report(db, score, json_out, html_out, name, tags)

@@ -17,6 +17,7 @@ distinct human reviews have nothing to compare and are skipped.
 from __future__ import annotations
 
 import math
+import statistics
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -39,6 +40,8 @@ __all__ = [
     "aspect_labels",
     "baseline_traces",
     "generated_scores",
+    "human_comparison",
+    "human_thresholds",
     "parse_generated_line",
     "per_paper",
     "read_generated",
@@ -399,6 +402,66 @@ def per_paper(
             entry["recommendation"] = label
             entry["recommendation_weight"] = weight
         out.append(entry)
+    return out
+
+
+def human_comparison(
+    generated: Sequence[SampleRow], human: Sequence[SampleRow], metrics: Sequence[str]
+) -> list[dict[str, Any]]:
+    """The generated reviews beside the human reviewers, metric by metric: the mean of each
+    metric and of the composite over the samples that have one.
+
+    Args:
+        generated: the samples of the generated reviews.
+        human: the samples of the held-out human reviews of the same papers.
+        metrics: the suite's metric names, in order.
+
+    Returns:
+        One row per metric then one for ``composite``: ``metric``, ``generated`` and ``human``
+        (means, None without a value) and ``n_generated``, ``n_human`` (samples with a value).
+    """
+
+    def row(name: str, pick: Any) -> dict[str, Any]:
+        ours = [v for v in (pick(s) for s in generated) if v is not None]
+        theirs = [v for v in (pick(s) for s in human) if v is not None]
+        return {
+            "metric": name,
+            "generated": _mean(ours),
+            "human": _mean(theirs),
+            "n_generated": len(ours),
+            "n_human": len(theirs),
+        }
+
+    rows = [row(m, lambda s, m=m: s.values.get(m)) for m in metrics]
+    return [*rows, row("composite", lambda s: s.composite)]
+
+
+def human_thresholds(similarities: Sequence[float], composites: Sequence[float]) -> dict[str, Any]:
+    """Thresholds derived from the human leave-one-out baseline (``--thresholds human``).
+
+    ``task_success``'s confidence threshold is the median of the human reviews' weighted
+    similarity (``output_similarity``): half the human reviews succeed. The recommendation
+    cut-offs are the quartiles of the human composites (scored with that threshold):
+    ``accept`` the upper quartile, ``weak_accept`` the median, ``weak_reject`` the lower
+    quartile, by linear interpolation between the sorted values.
+
+    Args:
+        similarities: the held-out human reviews' ``output_similarity`` values.
+        composites: their composites; empty to derive the confidence threshold alone.
+
+    Raises:
+        ValueError: no similarity to derive from.
+    """
+    if not similarities:
+        raise ValueError("no human review has an output_similarity value to derive from")
+    out: dict[str, Any] = {"confidence_threshold": statistics.median(similarities)}
+    if composites:
+        low, mid, high = (
+            statistics.quantiles(composites, n=4, method="inclusive")
+            if len(composites) > 1
+            else [composites[0]] * 3
+        )
+        out["recommendation"] = {"accept": high, "weak_accept": mid, "weak_reject": low}
     return out
 
 

@@ -1,6 +1,6 @@
-"""The report of a review run: its tiers, per-paper figures and aspect agreement with the human
-reviewers, which is also kept in the store beside the run (record stream
-``aspect_agreement``)."""
+"""The report of a review run: its tiers, per-paper figures, the human reviewers' scores beside the
+generated reviews' and aspect agreement with the human reviewers; the last two are also kept in
+the store beside the run (record streams ``human_reviewers`` and ``aspect_agreement``)."""
 
 from __future__ import annotations
 
@@ -63,7 +63,8 @@ def _bertscore_note(samples: Sequence[SampleRow]) -> str | None:
 
 
 def review_report(store: Store, run: ReviewRun) -> ReviewReport:
-    """Build a review run's report and keep its aspect agreement with the run.
+    """Build a review run's report and keep its aspect agreement and the human reviewers'
+    scores with the run.
 
     Args:
         store: the store holding the run.
@@ -73,6 +74,8 @@ def review_report(store: Store, run: ReviewRun) -> ReviewReport:
     samples = list(store.iter_samples(run.run_id))
     for row in agreement:
         store.append_record(run.run_id, "aspect_agreement", row)
+    for row in run.human:
+        store.append_record(run.run_id, "human_reviewers", row)
     suite = run.suite
     tiers = tier_status(samples, suite.metrics)
     judge_configured = suite.judge is not None and suite.judge.model is not None

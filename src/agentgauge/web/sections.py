@@ -1,8 +1,8 @@
 """What a run's page adds to the common summary, by what the run holds: error types and the
 per-category table of a tool-calling run, the tiers of a review run, and the records a run
 keeps beside its samples (a tuning run's convergence and best parameters, an impact run's
-effects with their CIs, the human-agreement table of a review run, any other stream as a
-table).
+effects with their CIs, the human-agreement table of a review run and its human reviewers'
+scores beside the generated reviews', any other stream as a table).
 
 Each section is JSON data with a ``type`` the page knows how to draw: ``bars``, ``line``,
 ``intervals``, ``statements`` or ``table``.
@@ -135,13 +135,41 @@ def _agreement(records: list[dict[str, Any]]) -> list[Section]:
     return [record_table("Agreement with the human reviewers", records, len(records))]
 
 
+def _human_reviewers(records: list[dict[str, Any]]) -> list[Section]:
+    return [
+        {
+            "type": "table",
+            "title": "Beside the human reviewers",
+            "note": (
+                "mean of each metric: the generated reviews and the held-out human reviews of "
+                "the same papers (each against the paper's other reviews)"
+            ),
+            "columns": ["metric", "generated", "human reviewers", "n generated", "n human"],
+            "rows": [
+                [
+                    r.get("metric"),
+                    _cell(r.get("generated")),
+                    _cell(r.get("human")),
+                    r.get("n_generated"),
+                    r.get("n_human"),
+                ]
+                for r in records
+            ],
+        }
+    ]
+
+
 _STREAMS: dict[str, Callable[[list[dict[str, Any]]], list[Section]]] = {
     "tuning": _convergence,
     "tuning_result": _best,
     "impact": _effects,
     "aspect_agreement": _agreement,
+    "human_reviewers": _human_reviewers,
 }
 """Record streams drawn their own way; the others are tables."""
+
+_OWN_TABLES = frozenset({"aspect_agreement", "human_reviewers"})
+"""Streams whose own drawing is their table."""
 
 
 def run_sections(store: Store, run: RunInfo) -> list[Section]:
@@ -157,7 +185,7 @@ def run_sections(store: Store, run: RunInfo) -> list[Section]:
         draw = _STREAMS.get(stream)
         if draw is not None:
             sections += draw(records)
-        if stream != "aspect_agreement":
+        if stream not in _OWN_TABLES:
             sections.append(record_table(f"Records: {stream}", records[:_MAX_RECORDS], count))
     return sections
 
