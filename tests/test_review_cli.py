@@ -311,7 +311,7 @@ def test_evaluate_shows_the_human_reviewers_beside(shared_data: Path, tmp_path: 
     assert doc["thresholds_rule"] == {"rule": "default"}
     assert doc["config"]["thresholds"] == {"rule": "default"}
     said = " ".join(result.output.split())
-    assert "beside the human reviewers (4 held-out human reviews" in said
+    assert "beside the human reviewers (4 held-out reviews of these papers)" in said
     assert "generated human reviewers" in said
     sections = {s["title"]: s for s in embedded(html.read_text())[0]["run"]["sections"]}
     table = sections["Beside the human reviewers"]

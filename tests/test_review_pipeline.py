@@ -17,6 +17,8 @@ from agentgauge.review.loader import PeerReadPaper, load_peerread
 from agentgauge.review.pipeline import (
     PaperIndex,
     baseline_traces,
+    human_comparison,
+    human_thresholds,
     parse_generated_line,
     per_paper,
     read_generated,
@@ -283,3 +285,38 @@ def test_review_composite_with_a_missing_tier() -> None:
     assert result.value == pytest.approx((0.5 + 1.0 + 0.6 + 0.8 + 0.75) / 5)
     assert result.coverage == pytest.approx(5 / 6)
     assert result.missing == ("planning_rational",)
+
+
+def test_human_comparison_means_per_metric_and_composite() -> None:
+    generated = [
+        _sample(1, "p", {"task_success": 1.0, "time_taken": 0.5}, composite=0.75, coverage=1.0),
+        _sample(2, "q", {"task_success": 0.0, "time_taken": None}, composite=0.0, coverage=0.5),
+    ]
+    human = [
+        _sample(3, "p", {"task_success": 0.0, "time_taken": None}, composite=0.2, coverage=0.5),
+        _sample(4, "p", {"task_success": 0.0, "time_taken": None}, composite=0.4, coverage=0.5),
+        _sample(5, "q", {"task_success": 1.0, "time_taken": None}, composite=0.9, coverage=0.5),
+    ]
+    rows = human_comparison(generated, human, ["task_success", "time_taken"])
+    assert rows == [
+        {"metric": "task_success", "generated": 0.5, "human": pytest.approx(1 / 3),
+         "n_generated": 2, "n_human": 3},
+        {"metric": "time_taken", "generated": 0.5, "human": None, "n_generated": 1, "n_human": 0},
+        {"metric": "composite", "generated": 0.375, "human": pytest.approx(0.5),
+         "n_generated": 2, "n_human": 3},
+    ]  # fmt: skip
+
+
+def test_human_thresholds_median_and_quartiles() -> None:
+    # median of 0.2, 0.4, 0.6 is 0.4; quartiles of 0.1, 0.2, 0.3, 0.5 at positions 0.75,
+    # 1.5 and 2.25: 0.1 + 0.75·0.1, (0.2 + 0.3)/2, 0.3 + 0.25·0.2
+    derived = human_thresholds([0.6, 0.2, 0.4], [0.5, 0.1, 0.3, 0.2])
+    assert derived["confidence_threshold"] == pytest.approx(0.4)
+    assert derived["recommendation"] == pytest.approx(
+        {"accept": 0.35, "weak_accept": 0.25, "weak_reject": 0.175}
+    )
+    assert human_thresholds([0.3, 0.5], []) == {"confidence_threshold": pytest.approx(0.4)}
+    one = human_thresholds([0.3], [0.6])
+    assert one["recommendation"] == {"accept": 0.6, "weak_accept": 0.6, "weak_reject": 0.6}
+    with pytest.raises(ValueError, match="no human review"):
+        human_thresholds([], [0.5])

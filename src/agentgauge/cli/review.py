@@ -83,8 +83,7 @@ def _print_human(run: ReviewRun) -> None:
     from agentgauge.report.terminal import compact_table
 
     table = compact_table(
-        f"beside the human reviewers ({run.human_samples} held-out human reviews of the same "
-        "papers, each against the paper's other reviews)"
+        f"beside the human reviewers ({run.human_samples} held-out reviews of these papers)"
     )
     table.add_column("metric", no_wrap=True)
     for column in ("generated", "human reviewers"):
