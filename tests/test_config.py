@@ -5,6 +5,7 @@ import pytest
 from agentgauge.config import SuiteError, load_suite
 from agentgauge.metrics.base import MetricResult, metric
 from agentgauge.model import Trace
+from agentgauge.registry import DeprecatedNameWarning
 
 
 @metric("cfg_len")
@@ -132,3 +133,34 @@ batch_size = 8
     # a metric's own option wins over the shared table
     assert vars(built["output_similarity"])["_options"].batch_size == 8
     assert vars(built["task_success"])["_options"].batch_size == 64
+
+
+def test_former_metric_names_are_taken_as_their_current_names(tmp_path: Path) -> None:
+    path = tmp_path / "old.toml"
+    path.write_text(
+        'extends = "review"\n'
+        "[weights]\nplanning_rational = 0.5\n"
+        '[options.planning_rationality]\nfallback = "heuristic"\n',
+        encoding="utf-8",
+    )
+    with pytest.warns(DeprecatedNameWarning) as warned:
+        suite = load_suite(path)
+    assert [str(w.message) for w in warned] == [
+        "the metric 'planning_rational' is now called 'planning_judge'; the old name is deprecated",
+        "the metric 'planning_rationality' is now called 'planning_judge'; the old name is "
+        "deprecated",
+    ]
+    assert suite.metrics.count("planning_judge") == 1
+    assert "planning_rational" not in suite.metrics
+    assert suite.weights["planning_judge"] == 0.5
+    assert set(suite.weights) == set(suite.metrics)
+    assert suite.options["planning_judge"] == {"fallback": "heuristic"}
+    # both former names listed: one metric
+    both = tmp_path / "both.toml"
+    both.write_text('metrics = ["planning_rational", "planning_rationality"]\n', encoding="utf-8")
+    with pytest.warns(DeprecatedNameWarning):
+        assert load_suite(both).metrics == ["planning_judge"]
+    with pytest.warns(DeprecatedNameWarning, match="'planning_rationality' is now called"):
+        weighted = load_suite("review").with_weights({"planning_rationality": 0.0})
+    assert weighted.weights["planning_judge"] == 0.0
+    assert "planning_rationality" not in weighted.weights

@@ -307,7 +307,7 @@ def test_a_suite_is_built_once_per_process_workers_included(tmp_path: Path) -> N
 def test_a_suite_whose_judge_has_a_budget_is_built_anew_for_each_run() -> None:
     budgeted = Suite(
         name="j",
-        metrics=["planning_rationality"],
+        metrics=["planning_judge"],
         judge=JudgeSettings(model="test", max_calls=3),
     )
     first, second = budgeted.build_metrics(), budgeted.build_metrics()

@@ -19,7 +19,7 @@ from agentgauge.config import SuiteError, load_suite
 from agentgauge.engine import score_traces
 from agentgauge.judges import client as judge_client
 from agentgauge.judges.render import render_steps
-from agentgauge.metrics.base import MetricOptionError, create_metric
+from agentgauge.metrics.base import MetricOptionError, create_metric, get_metric_info, list_metrics
 from agentgauge.model import MessageType, Step, StepKind, Task, ToolCall, Trace
 from agentgauge.review.loader import read_paper_file
 from agentgauge.review.prompts import technical_accuracy_prompt
@@ -173,7 +173,7 @@ def test_constructiveness_and_planning_values(
     server: JudgeServer, tmp_path: Path, review_trace: Trace
 ) -> None:
     constructive = create_metric("constructiveness", judge_options(server, tmp_path))
-    planning = create_metric("planning_rationality", judge_options(server, tmp_path))
+    planning = create_metric("planning_judge", judge_options(server, tmp_path))
     c = constructive.score(review_trace)
     p = planning.score(_planning_trace())
     assert c.value == pytest.approx(CONSTRUCTIVE_VALUE)
@@ -189,7 +189,7 @@ def test_constructiveness_and_planning_values(
 
 
 def test_planning_prompt_holds_the_actual_steps(server: JudgeServer, tmp_path: Path) -> None:
-    create_metric("planning_rationality", judge_options(server, tmp_path)).score(_planning_trace())
+    create_metric("planning_judge", judge_options(server, tmp_path)).score(_planning_trace())
     prompt = _user_prompt(server.requests[0])
     assert 'search_papers({"query": "reading skills"})' in prompt
     assert "manager -> researcher (task_request): Find prior work on RC datasets" in prompt
@@ -202,7 +202,7 @@ def test_planning_prompt_holds_the_actual_steps(server: JudgeServer, tmp_path: P
 
 def test_retry_after_server_error(server: JudgeServer, tmp_path: Path) -> None:
     server.script = ["500"]
-    result = create_metric("planning_rationality", judge_options(server, tmp_path)).score(
+    result = create_metric("planning_judge", judge_options(server, tmp_path)).score(
         _planning_trace()
     )
     assert result.value == pytest.approx(PLANNING_VALUE)
@@ -213,9 +213,9 @@ def test_server_error_after_retries_is_none_with_reason(
     server: JudgeServer, tmp_path: Path
 ) -> None:
     server.script = ["500", "500"]
-    result = create_metric(
-        "planning_rationality", judge_options(server, tmp_path, retries=1)
-    ).score(_planning_trace())
+    result = create_metric("planning_judge", judge_options(server, tmp_path, retries=1)).score(
+        _planning_trace()
+    )
     assert result.value is None
     assert result.reason is not None and "HTTP 500" in result.reason
     assert len(server.requests) == 2
@@ -224,7 +224,7 @@ def test_server_error_after_retries_is_none_with_reason(
 def test_timeout_is_none_with_reason(server: JudgeServer, tmp_path: Path) -> None:
     server.script = ["sleep"]
     result = create_metric(
-        "planning_rationality", judge_options(server, tmp_path, timeout_s=0.1, retries=0)
+        "planning_judge", judge_options(server, tmp_path, timeout_s=0.1, retries=0)
     ).score(_planning_trace())
     assert result.value is None
     assert result.reason is not None and "timed out" in result.reason
@@ -234,7 +234,7 @@ def test_timeout_is_none_with_reason(server: JudgeServer, tmp_path: Path) -> Non
 def test_invalid_output_after_retries_is_none(server: JudgeServer, tmp_path: Path) -> None:
     server.script = ["bad", "bad"]
     result = create_metric(
-        "planning_rationality", judge_options(server, tmp_path, output_retries=1)
+        "planning_judge", judge_options(server, tmp_path, output_retries=1)
     ).score(_planning_trace())
     assert result.value is None
     assert result.reason is not None and "judge output invalid" in result.reason
@@ -243,7 +243,7 @@ def test_invalid_output_after_retries_is_none(server: JudgeServer, tmp_path: Pat
 
 def test_invalid_output_once_is_reasked(server: JudgeServer, tmp_path: Path) -> None:
     server.script = ["bad"]
-    result = create_metric("planning_rationality", judge_options(server, tmp_path)).score(
+    result = create_metric("planning_judge", judge_options(server, tmp_path)).score(
         _planning_trace()
     )
     assert result.value == pytest.approx(PLANNING_VALUE)
@@ -258,18 +258,14 @@ def test_second_run_is_served_from_cache(
     first = create_metric("constructiveness", judge_options(server, tmp_path)).score_batch(
         traces[:1]
     )
-    plan_first = create_metric("planning_rationality", judge_options(server, tmp_path)).score(
-        traces[1]
-    )
+    plan_first = create_metric("planning_judge", judge_options(server, tmp_path)).score(traces[1])
     assert len(server.requests) == 2
 
     judge_client._MEMO.clear()  # a new process: only the SQLite file remains
     again = create_metric("constructiveness", judge_options(server, tmp_path)).score_batch(
         traces[:1]
     )
-    plan_again = create_metric("planning_rationality", judge_options(server, tmp_path)).score(
-        traces[1]
-    )
+    plan_again = create_metric("planning_judge", judge_options(server, tmp_path)).score(traces[1])
     assert len(server.requests) == 2
     assert again[0].value == first[0].value
     assert plan_again.value == plan_first.value
@@ -284,7 +280,7 @@ def test_second_run_is_served_from_cache(
 
 
 def test_changed_input_is_not_served_from_cache(server: JudgeServer, tmp_path: Path) -> None:
-    judge = create_metric("planning_rationality", judge_options(server, tmp_path))
+    judge = create_metric("planning_judge", judge_options(server, tmp_path))
     judge.score(_planning_trace())
     other = _planning_trace()
     other.steps[1].tool_call = ToolCall(name="search_papers", arguments={"query": "other"})
@@ -292,13 +288,19 @@ def test_changed_input_is_not_served_from_cache(server: JudgeServer, tmp_path: P
     assert len(server.requests) == 2
 
 
-def test_planning_rational_is_the_same_judge(server: JudgeServer, tmp_path: Path) -> None:
+def test_former_names_are_the_planning_judge(server: JudgeServer, tmp_path: Path) -> None:
     options = judge_options(server, tmp_path, cache_path=None)
-    a = create_metric("planning_rationality", options).score(_planning_trace())
+    a = create_metric("planning_judge", options).score(_planning_trace())
     b = create_metric("planning_rational", options).score(_planning_trace())
+    c = create_metric("planning_rationality", options).score(_planning_trace())
     assert len(server.requests) == 1
-    assert a.value == b.value == pytest.approx(PLANNING_VALUE)
-    assert b.details["cached"] is True
+    assert a.value == b.value == c.value == pytest.approx(PLANNING_VALUE)
+    assert b.details["cached"] is True and c.details["cached"] is True
+    # listings show the current name only; a lookup by a former name finds it
+    names = [info.name for info in list_metrics()]
+    assert "planning_judge" in names
+    assert "planning_rational" not in names and "planning_rationality" not in names
+    assert get_metric_info("planning_rational").name == "planning_judge"
 
 
 def test_api_key_is_sent_but_never_stored(
@@ -308,7 +310,7 @@ def test_api_key_is_sent_but_never_stored(
     suite_file.write_text(
         f"""
 name = "judged"
-metrics = ["technical_accuracy", "constructiveness", "planning_rational"]
+metrics = ["technical_accuracy", "constructiveness", "planning_judge"]
 [judge]
 model = "judge-model"
 base_url = "{server.base_url}"
@@ -322,7 +324,7 @@ cache_path = "{tmp_path / "agentgauge.db"}"
     assert {r["authorization"] for r in server.requests} == {f"Bearer {API_KEY}"}
     assert len(server.requests) == 3  # two review judges on the review, planning on the steps
     assert samples[0].values["technical_accuracy"] == pytest.approx(TECHNICAL_VALUE)
-    assert samples[1].values["planning_rational"] == pytest.approx(PLANNING_VALUE)
+    assert samples[1].values["planning_judge"] == pytest.approx(PLANNING_VALUE)
     assert samples[1].values["technical_accuracy"] is None  # no review in the planning trace
 
     results = json.dumps([vars(s) for s in samples], default=str)
@@ -338,7 +340,7 @@ def test_key_echoed_in_an_error_is_scrubbed(server: JudgeServer, tmp_path: Path)
         {"error": {"message": f"Incorrect API key provided: {API_KEY}", "type": "auth"}}
     )
     server.script = ["401"]
-    result = create_metric("planning_rationality", judge_options(server, tmp_path)).score(
+    result = create_metric("planning_judge", judge_options(server, tmp_path)).score(
         _planning_trace()
     )
     assert result.value is None
@@ -350,7 +352,7 @@ def test_missing_key_variable_is_none_with_reason(
     server: JudgeServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv(KEY_ENV)
-    result = create_metric("planning_rationality", judge_options(server, tmp_path)).score(
+    result = create_metric("planning_judge", judge_options(server, tmp_path)).score(
         _planning_trace()
     )
     assert result.value is None
@@ -359,13 +361,13 @@ def test_missing_key_variable_is_none_with_reason(
 
 
 def test_no_judge_configured(server: JudgeServer, review_trace: Trace) -> None:
-    for name in ("technical_accuracy", "constructiveness", "planning_rationality"):
-        trace = review_trace if name != "planning_rationality" else _planning_trace()
+    for name in ("technical_accuracy", "constructiveness", "planning_judge"):
+        trace = review_trace if name != "planning_judge" else _planning_trace()
         result = create_metric(name).score(trace)
         assert result.value is None
         assert result.reason == "no judge configured"
     # the missing judge comes first, the missing input after it
-    stepless = create_metric("planning_rationality").score(Trace(id="s", task=Task(id="t")))
+    stepless = create_metric("planning_judge").score(Trace(id="s", task=Task(id="t")))
     assert stepless.reason == "no judge configured (and the trace has no steps to judge)"
     assert server.requests == []
 
@@ -373,7 +375,7 @@ def test_no_judge_configured(server: JudgeServer, review_trace: Trace) -> None:
 def test_missing_inputs_are_none_without_a_call(server: JudgeServer, tmp_path: Path) -> None:
     bare = Trace(id="bare", task=Task(id="t"), output=None)
     tech = create_metric("technical_accuracy", judge_options(server, tmp_path)).score(bare)
-    plan = create_metric("planning_rationality", judge_options(server, tmp_path)).score(bare)
+    plan = create_metric("planning_judge", judge_options(server, tmp_path)).score(bare)
     assert tech.value is None and tech.reason is not None and "no generated review" in tech.reason
     assert plan.value is None and plan.reason == "the trace has no steps to judge"
     assert server.requests == []
@@ -393,7 +395,7 @@ def test_heuristic_fallback_is_labelled(server: JudgeServer) -> None:
     assert result.details["judge_unavailable"] == "no judge configured"
     assert result.reason is not None and result.reason.startswith("heuristic fallback")
 
-    plan = create_metric("planning_rationality", {"fallback": "heuristic"}).score(_planning_trace())
+    plan = create_metric("planning_judge", {"fallback": "heuristic"}).score(_planning_trace())
     # 1 error among 5 steps; the two tool calls are identical
     assert plan.value == pytest.approx((0.8 + 0.5) / 2)
     assert plan.details["method"] == "heuristic"
@@ -402,7 +404,7 @@ def test_heuristic_fallback_is_labelled(server: JudgeServer) -> None:
 
 def test_budget_max_calls(server: JudgeServer, tmp_path: Path) -> None:
     traces = _distinct_planning_traces(3)
-    judge = create_metric("planning_rationality", judge_options(server, tmp_path, max_calls=2))
+    judge = create_metric("planning_judge", judge_options(server, tmp_path, max_calls=2))
     results = judge.score_batch(traces)
     assert [r.value is not None for r in results].count(True) == 2
     refused = [r for r in results if r.value is None]
@@ -414,7 +416,7 @@ def test_budget_max_calls(server: JudgeServer, tmp_path: Path) -> None:
 def test_budget_max_cost(server: JudgeServer, tmp_path: Path) -> None:
     traces = _distinct_planning_traces(3)
     judge = create_metric(
-        "planning_rationality",
+        "planning_judge",
         judge_options(
             server,
             tmp_path,
@@ -434,7 +436,7 @@ def test_batch_runs_concurrently_up_to_the_limit(server: JudgeServer, tmp_path: 
     # the server answers only when two calls are in flight together; a third would be seen
     server.pace = threading.Barrier(2, timeout=5.0)
     traces = _distinct_planning_traces(4)
-    judge = create_metric("planning_rationality", judge_options(server, tmp_path, concurrency=2))
+    judge = create_metric("planning_judge", judge_options(server, tmp_path, concurrency=2))
     results = judge.score_batch(traces)
     assert all(r.value == pytest.approx(PLANNING_VALUE) for r in results)
     assert server.max_in_flight == 2
@@ -467,7 +469,7 @@ def test_options_are_validated() -> None:
 def test_criteria_weights_option(server: JudgeServer, tmp_path: Path) -> None:
     weights = {"logical_flow": 1.0, "decision_quality": 0.0, "resource_efficiency": 1.0}
     result = create_metric(
-        "planning_rationality", judge_options(server, tmp_path, criteria_weights=weights)
+        "planning_judge", judge_options(server, tmp_path, criteria_weights=weights)
     ).score(_planning_trace())
     assert result.value == pytest.approx((5 + 4) / 10)
 
@@ -481,7 +483,7 @@ def test_suite_judge_table_is_validated(tmp_path: Path) -> None:
 
 def test_cost_from_genai_prices_for_a_known_model(server: JudgeServer, tmp_path: Path) -> None:
     options = {**judge_options(server, tmp_path), "model": "gpt-4o-mini"}
-    result = create_metric("planning_rationality", options).score(_planning_trace())
+    result = create_metric("planning_judge", options).score(_planning_trace())
     usage = result.details["usage"]
     # genai-prices: gpt-4o-mini at $0.15 per million input and $0.60 per million output tokens
     assert usage["cost_source"] == "genai-prices"
@@ -491,7 +493,7 @@ def test_cost_from_genai_prices_for_a_known_model(server: JudgeServer, tmp_path:
 def test_unknown_cost_stops_a_cost_budget(server: JudgeServer, tmp_path: Path) -> None:
     traces = _distinct_planning_traces(2)
     judge = create_metric(
-        "planning_rationality", judge_options(server, tmp_path, concurrency=1, max_cost_usd=1.0)
+        "planning_judge", judge_options(server, tmp_path, concurrency=1, max_cost_usd=1.0)
     )
     first, second = judge.score_batch(traces)
     assert first.details["usage"]["cost_usd"] is None
@@ -502,7 +504,7 @@ def test_unknown_cost_stops_a_cost_budget(server: JudgeServer, tmp_path: Path) -
 
 
 def test_repeated_inputs_in_a_batch_make_one_call(server: JudgeServer, tmp_path: Path) -> None:
-    judge = create_metric("planning_rationality", judge_options(server, tmp_path, cache_path=None))
+    judge = create_metric("planning_judge", judge_options(server, tmp_path, cache_path=None))
     first, repeat = judge.score_batch([_planning_trace("a"), _planning_trace("b")])
     assert len(server.requests) == 1
     assert first.value == repeat.value == pytest.approx(PLANNING_VALUE)
@@ -516,9 +518,9 @@ def test_cache_shares_the_results_store_file(server: JudgeServer, tmp_path: Path
     store = Store(db)  # the store's schema first, as `agentgauge review evaluate --db` does
     try:
         options = judge_options(server, tmp_path, cache_path=str(db))
-        first = create_metric("planning_rationality", options).score(_planning_trace())
+        first = create_metric("planning_judge", options).score(_planning_trace())
         judge_client._MEMO.clear()
-        again = create_metric("planning_rationality", options).score(_planning_trace())
+        again = create_metric("planning_judge", options).score(_planning_trace())
         rows = store.connection.execute("SELECT model, prompt_version FROM judge_cache").fetchall()
     finally:
         store.close()
@@ -541,7 +543,7 @@ def test_model_string_with_key_variable(
         "api_key_env": KEY_ENV,
         "cache_path": str(tmp_path / "agentgauge.db"),
     }
-    result = create_metric("planning_rationality", options).score(_planning_trace())
+    result = create_metric("planning_judge", options).score(_planning_trace())
     assert result.value == pytest.approx(PLANNING_VALUE)
     assert result.details["model"] == "openai-chat:gpt-4o-mini"
     assert server.requests[0]["authorization"] == f"Bearer {API_KEY}"
@@ -553,7 +555,7 @@ def test_base_url_never_sends_another_providers_key(
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-openai-key-not-for-this-server")
     options = {**judge_options(server, tmp_path), "api_key_env": None}
-    create_metric("planning_rationality", options).score(_planning_trace())
+    create_metric("planning_judge", options).score(_planning_trace())
     assert server.requests[0]["authorization"] == "Bearer no-key"
 
 
@@ -577,8 +579,8 @@ def test_a_suite_judge_caches_in_the_store_it_evaluates_into(
     settings = {k: v for k, v in judge_options(server, tmp_path).items() if k != "cache_path"}
     suite = Suite(
         name="judged",
-        metrics=["planning_rationality"],
-        weights={"planning_rationality": 1.0},
+        metrics=["planning_judge"],
+        weights={"planning_judge": 1.0},
         judge=JudgeSettings(**settings),
     )
     db = tmp_path / "elsewhere" / "results.db"
@@ -602,8 +604,8 @@ def test_a_judge_budget_holds_for_the_whole_run_whatever_the_jobs(
 
     suite = Suite(
         name="budgeted",
-        metrics=["planning_rationality"],
-        weights={"planning_rationality": 1.0},
+        metrics=["planning_judge"],
+        weights={"planning_judge": 1.0},
         judge=JudgeSettings(**judge_options(server, tmp_path, max_calls=2)),
     )
     with Store(tmp_path / "budget.db") as store:
@@ -613,7 +615,7 @@ def test_a_judge_budget_holds_for_the_whole_run_whatever_the_jobs(
             store=store,
             options=EvaluateOptions(jobs=3, batch_size=2, progress=False),
         )
-        values = store.metric_values(run, "planning_rationality")
+        values = store.metric_values(run, "planning_judge")
     assert len(server.requests) == 2
     assert sum(v is not None for v in values) == 2
 

@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 
 from agentgauge.cli import app
 from agentgauge.config import BUILTIN_SUITES
+from agentgauge.model import Trace
 from agentgauge.review.loader import read_paper_file
 from agentgauge.store import Store
 from judge_server import CONSTRUCTIVE_VALUE, PLANNING_VALUE, TECHNICAL_VALUE, judge_server
@@ -99,7 +100,7 @@ def test_baseline_on_real_peerread(shared_data: Path, tmp_path: Path) -> None:
     for sample in doc["samples"]:
         assert set(SIX) <= set(sample["metrics"])
         # Only Tier 1's task_success and output_similarity can be measured on a human review.
-        assert sample["metrics"]["planning_rational"] is None
+        assert sample["metrics"]["planning_judge"] is None
         assert sample["metrics"]["time_taken"] is None
         assert sample["coverage"] == pytest.approx(2 / 6)
         assert sample["composite"] == pytest.approx(
@@ -153,7 +154,7 @@ def test_evaluate_generated_reviews_without_a_judge(shared_data: Path, tmp_path:
     # The review is a copy of a human review: BERTScore F1, cosine and jaccard are 1.
     assert values["output_similarity"] == pytest.approx(1.0, abs=1e-5)
     assert values["task_success"] == 1.0
-    assert values["planning_rational"] is None
+    assert values["planning_judge"] is None
     assert first["coverage"] == pytest.approx(5 / 6)
     expected = (TIME_TAKEN + 1.0 + COORDINATION + TOOL_EFFICIENCY + 1.0) / 5
     assert first["composite"] == pytest.approx(expected, abs=1e-5)
@@ -201,7 +202,7 @@ def test_evaluate_with_a_judge_on_127_0_0_1(shared_data: Path, tmp_path: Path) -
     doc = json.loads(out.read_text())
     first, bare = doc["samples"]
     values = first["metrics"]
-    assert values["planning_rational"] == pytest.approx(PLANNING_VALUE)
+    assert values["planning_judge"] == pytest.approx(PLANNING_VALUE)
     # Reported beside the composite with weight 0.
     assert values["technical_accuracy"] == pytest.approx(TECHNICAL_VALUE)
     assert values["constructiveness"] == pytest.approx(CONSTRUCTIVE_VALUE)
@@ -209,7 +210,7 @@ def test_evaluate_with_a_judge_on_127_0_0_1(shared_data: Path, tmp_path: Path) -
     expected = (TIME_TAKEN + 1.0 + COORDINATION + TOOL_EFFICIENCY + PLANNING_VALUE + 1.0) / 6
     assert first["composite"] == pytest.approx(expected, abs=1e-5)
     # No steps to judge for the bare review: the planning judge is None with its reason.
-    assert bare["metrics"]["planning_rational"] is None
+    assert bare["metrics"]["planning_judge"] is None
     assert doc["tiers"]["tier2"]["present"] is True
     assert doc["config"]["suite"]["weights"].get("technical_accuracy", 0) == 0
 
@@ -233,8 +234,8 @@ def test_usage_errors(shared_data: Path, tmp_path: Path) -> None:
 
 
 def test_evaluate_with_a_suite_file(shared_data: Path, tmp_path: Path) -> None:
-    # Tier 2 weighs nothing and time weighs double: the first line is fully covered and its
-    # composite is (2·time + 1 + coordination + tool + 1) / 6.
+    # Tier 2 weighs nothing (under its former name) and time weighs double: the first line is
+    # fully covered and its composite is (2·time + 1 + coordination + tool + 1) / 6.
     gen, _ = _gen_file(tmp_path, shared_data)
     suite = tmp_path / "suite.toml"
     suite.write_text(
@@ -245,8 +246,15 @@ def test_evaluate_with_a_suite_file(shared_data: Path, tmp_path: Path) -> None:
     )
     out = tmp_path / "out.json"
     args = ["evaluate", "--reviews", str(gen), "--peerread", str(shared_data / "peerread")]
-    _run(*args, "--suite", str(suite), "--json", str(out), "--db", str(tmp_path / "r.db"))
+    result = _run(*args, "--suite", str(suite), "--json", str(out), "--db", str(tmp_path / "r.db"))
+    # the judge's former name is still accepted, with one line saying so
+    warned = [line for line in result.output.splitlines() if "deprecated" in line]
+    assert warned == [
+        "warning: the metric 'planning_rational' is now called 'planning_judge'; the old name "
+        "is deprecated"
+    ]
     doc = json.loads(out.read_text())
+    assert doc["config"]["suite"]["weights"]["planning_judge"] == 0.0
     first = doc["samples"][0]
     assert first["coverage"] == pytest.approx(1.0)
     expected = (2 * TIME_TAKEN + 1.0 + COORDINATION + TOOL_EFFICIENCY + 1.0) / 6
@@ -377,3 +385,28 @@ def test_evaluate_with_thresholds_from_the_human_reviewers(
     )  # fmt: skip
     assert failed.exit_code != 0
     assert "--thresholds human: no human review" in " ".join(failed.output.split())
+
+
+def test_a_run_stored_under_a_former_name_still_displays(tmp_path: Path) -> None:
+    # A run scored before the planning judge was renamed: its metric rows hold the old name.
+    from agentgauge.config import Suite
+    from agentgauge.engine import EvaluateOptions, evaluate
+    from agentgauge.review.pipeline import tier_status
+
+    old = "planning_rational"
+    suite = Suite(
+        name="old", metrics=[old], weights={old: 1.0}, options={old: {"fallback": "heuristic"}}
+    )
+    db, out = tmp_path / "r.db", tmp_path / "show.json"
+    trace = Trace.model_validate(AGENT_TRACE)
+    with Store(db) as store:
+        run_id = evaluate([trace], suite, store=store, options=EvaluateOptions(progress=False))
+        samples = list(store.iter_samples(run_id))
+    # no error among 6 steps; 2 distinct calls among get_paper, get_paper, save_review
+    assert samples[0].values == {old: pytest.approx((1 + 2 / 3) / 2)}
+    assert tier_status(samples, [old])["tier2"]["present"] is True
+    result = runner.invoke(app, ["show", run_id, "--db", str(db), "--json", str(out)])
+    assert result.exit_code == 0, result.output
+    assert old in result.output
+    doc = json.loads(out.read_text())
+    assert doc["samples"][0]["metrics"][old] == pytest.approx(5 / 6)

@@ -278,13 +278,13 @@ def test_review_composite_with_a_missing_tier() -> None:
         "task_success": 1.0,
         "coordination_quality": 0.6,
         "tool_efficiency": 0.8,
-        "planning_rational": None,
+        "planning_judge": None,
         "output_similarity": 0.75,
     }
     result = composite(values, weights)
     assert result.value == pytest.approx((0.5 + 1.0 + 0.6 + 0.8 + 0.75) / 5)
     assert result.coverage == pytest.approx(5 / 6)
-    assert result.missing == ("planning_rational",)
+    assert result.missing == ("planning_judge",)
 
 
 def test_human_comparison_means_per_metric_and_composite() -> None:

@@ -265,7 +265,9 @@ class Suite(BaseModel):
             raise SuiteError(f"judge: {err['loc'][0]}: {error_message(err)}") from None
 
     def with_weights(self, weights: dict[str, float]) -> Suite:
-        """A copy whose weights are replaced for the given keys (validated)."""
+        """A copy whose weights are replaced for the given keys (validated; a former metric
+        name is taken as its current name, with a deprecation warning)."""
+        weights = {METRICS.current_name(k): v for k, v in weights.items()}
         suite = self.model_copy(update={"weights": {**self.weights, **weights}})
         suite.validate_names("weights")
         return suite
@@ -281,7 +283,7 @@ _REVIEW_METRICS = (
     "task_success",
     "coordination_quality",
     "tool_efficiency",
-    "planning_rational",
+    "planning_judge",
     "output_similarity",
 )
 
@@ -351,6 +353,26 @@ def _metric_tables(data: dict[str, Any], path: Path) -> None:
         data["kinds"] = kinds
 
 
+def _current_names(data: dict[str, Any]) -> None:
+    """Former metric names in a suite file's metrics, kinds and per-metric tables replaced by
+    their current names (in place), each with a deprecation warning."""
+    if isinstance(data.get("metrics"), list):
+        # both former names of one metric become one entry
+        data["metrics"] = list(
+            dict.fromkeys(
+                METRICS.current_name(n) if isinstance(n, str) else n for n in data["metrics"]
+            )
+        )
+    for table in ("weights", "options", "gates", "kinds"):
+        if isinstance(data.get(table), dict):
+            data[table] = {METRICS.current_name(k): v for k, v in data[table].items()}
+    if isinstance(data.get("kinds"), dict):
+        data["kinds"] = {
+            k: METRICS.current_name(v) if isinstance(v, str) else v
+            for k, v in data["kinds"].items()
+        }
+
+
 def load_suite(ref: str | Path) -> Suite:
     """Load a built-in suite by name or a suite TOML file by path.
 
@@ -381,6 +403,7 @@ def load_suite(ref: str | Path) -> Suite:
             raise SuiteError(f"{path}: {table}: expected a table ([{table}]), got {data[table]!r}")
     if isinstance(data.get("metrics"), dict):
         _metric_tables(data, path)
+    _current_names(data)
     base_name = data.pop("extends", None)
     if base_name is not None:
         if not isinstance(base_name, str) or base_name not in BUILTIN_SUITES:

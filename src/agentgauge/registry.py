@@ -26,6 +26,7 @@ from agentgauge.errors import AgentgaugeError
 
 __all__ = [
     "BUILTIN",
+    "DeprecatedNameWarning",
     "Entry",
     "PluginWarning",
     "Registry",
@@ -63,6 +64,10 @@ class UnknownNameError(AgentgaugeError, ValueError):
     def __str__(self) -> str:
         # a subclass that is also a KeyError would otherwise print the message quoted
         return str(self.args[0])
+
+
+class DeprecatedNameWarning(FutureWarning):
+    """A name that was renamed: it is still accepted, as its new name."""
 
 
 class PluginWarning(UserWarning):
@@ -167,6 +172,7 @@ class Registry(Generic[T]):
         self._adopt = adopt
         self._error = error
         self._entries: dict[str, Entry[T]] = {}
+        self._aliases: dict[str, str] = {}
         self._loaded = False
         self.version = 0
         """Bumped by every registration, so that what was built from entries can be rebuilt."""
@@ -185,6 +191,35 @@ class Registry(Generic[T]):
         module = getattr(source, "__module__", None) or "unknown"
         self._entries[name] = Entry(name, value, _origin(source), doc, module)
         self.version += 1
+
+    def alias(self, old: str, new: str) -> None:
+        """Accept ``old``, a former name, as ``new``: lookups find ``new``'s entry, listings
+        show ``new`` only, and :meth:`current_name` warns.
+
+        Args:
+            old: the former name.
+            new: the registered name it became.
+        """
+        self._aliases[old] = new
+        self.version += 1
+
+    def current_name(self, name: str) -> str:
+        """``name``, or the name it became when it is a former name (with a one-line
+        :class:`DeprecatedNameWarning`): for what users write, such as suite files.
+
+        Args:
+            name: any name.
+        """
+        self.load()
+        new = self._aliases.get(name)
+        if new is None:
+            return name
+        warnings.warn(
+            f"the {self.kind} {name!r} is now called {new!r}; the old name is deprecated",
+            DeprecatedNameWarning,
+            stacklevel=2,
+        )
+        return new
 
     def decorator(
         self, name: str, entry: Callable[[S], T] | None = None, *, description: str = ""
@@ -242,13 +277,13 @@ class Registry(Generic[T]):
         """The entry registered as ``name``.
 
         Args:
-            name: a registered name.
+            name: a registered name, or a former name (:meth:`alias`).
 
         Raises:
             UnknownNameError: naming ``name`` and the known names.
         """
         self.load()
-        entry = self._entries.get(name)
+        entry = self._entries.get(self._aliases.get(name, name))
         if entry is None:
             raise self._error(self.kind, name, list(self._entries))
         return entry.value
@@ -260,7 +295,7 @@ class Registry(Generic[T]):
             name: any name.
         """
         self.load()
-        entry = self._entries.get(name)
+        entry = self._entries.get(self._aliases.get(name, name))
         return None if entry is None else entry.value
 
     def entries(self) -> list[Entry[T]]:
@@ -281,7 +316,7 @@ class Registry(Generic[T]):
 
     def __contains__(self, name: object) -> bool:
         self.load()
-        return name in self._entries
+        return name in self._entries or name in self._aliases
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.names())

@@ -2,36 +2,57 @@
 options, calls the library, prints).
 
 Any :class:`~agentgauge.errors.AgentgaugeError` a command lets through is reported here, in one
-place, as a one-line ``error: ...`` with exit status 2.
+place, as a one-line ``error: ...`` with exit status 2; a former name a user wrote (a metric in a
+suite file or ``--weights``) as a one-line ``warning: ...``.
 """
 
 from __future__ import annotations
 
+import warnings
 from importlib.metadata import version
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TextIO
 
 import typer
 from typer.core import TyperGroup
 
 from agentgauge.cli import catalog, evaluate, imports, otel, run, runs, tuning, view
-from agentgauge.cli._common import usage_error
+from agentgauge.cli._common import err_console, usage_error
 from agentgauge.cli.judge import judge_app
 from agentgauge.cli.review import review_app
 from agentgauge.cli.toolcall import toolcall_app
 from agentgauge.errors import AgentgaugeError
+from agentgauge.registry import DeprecatedNameWarning
 
 __all__ = ["app", "main"]
 
 
 class _Root(TyperGroup):
-    """The root command group: an AgentgaugeError from any command becomes a usage error."""
+    """The root command group: an AgentgaugeError from any command becomes a usage error, and a
+    deprecated name a one-line warning."""
 
     def invoke(self, ctx: Any) -> Any:
-        try:
-            return super().invoke(ctx)
-        except AgentgaugeError as exc:
-            raise usage_error(str(exc)) from None
+        with warnings.catch_warnings():
+            show = warnings.showwarning
+
+            def one_line(
+                message: Warning | str,
+                category: type[Warning],
+                filename: str,
+                lineno: int,
+                file: TextIO | None = None,
+                line: str | None = None,
+            ) -> None:
+                if issubclass(category, DeprecatedNameWarning):
+                    err_console.print(f"warning: {message}", highlight=False, markup=False)
+                else:
+                    show(message, category, filename, lineno, file, line)
+
+            warnings.showwarning = one_line
+            try:
+                return super().invoke(ctx)
+            except AgentgaugeError as exc:
+                raise usage_error(str(exc)) from None
 
 
 app = typer.Typer(

@@ -103,7 +103,7 @@ class JudgeFailure:
 _MEMO_SIZE = 10_000
 _MEMO: dict[str, JudgeVerdict] = {}
 """Verdicts of this process by cache key: a second metric with the same judge and inputs (e.g.
-``planning_rational`` beside ``planning_rationality``) reuses the verdict, cache or no cache."""
+``planning_judge`` listed twice under two names) reuses the verdict, cache or no cache."""
 
 
 def _remember(key: str, verdict: JudgeVerdict) -> None:

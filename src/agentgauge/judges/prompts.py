@@ -10,7 +10,7 @@ instructions.
 
 Defined here:
 
-- ``planning_rationality`` sees the trace's actual steps — tool calls with their arguments,
+- ``planning_judge`` sees the trace's actual steps — tool calls with their arguments,
   results and errors, messages with sender, recipient and type, the agents — cut to a budget
   (:func:`~agentgauge.judges.render.render_steps`), never just their counts;
 - ``goal_accuracy`` sees the task, the steps and the final output, and the reference goal when
@@ -111,7 +111,7 @@ class PlanningRationalityVerdict(BaseModel):
 
 
 PLANNING_RATIONALITY = JudgeSpec(
-    name="planning_rationality",
+    name="planning_judge",
     verdict_type=PlanningRationalityVerdict,
     weights={"logical_flow": 0.3, "decision_quality": 0.5, "resource_efficiency": 0.2},
     instructions=(
@@ -125,6 +125,7 @@ PLANNING_RATIONALITY = JudgeSpec(
         "Long traces are shortened in the middle; the steps section says how many are shown.\n"
         + DATA_NOTE
     ),
+    # the version of the prompt, kept from the judge's former name: cached verdicts stay valid
     prompt_version="planning_rationality/1",
 )
 """The planning judge: ``(.3·logical_flow + .5·decision_quality + .2·resource_efficiency) / 5``."""

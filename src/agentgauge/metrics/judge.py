@@ -14,10 +14,10 @@ The Tier 2 judges:
   ``(.5·factual_correctness + .3·methodology_understanding + .2·domain_knowledge) / 5``;
 - ``constructiveness`` (sees the review):
   ``(actionable_feedback + balanced_critique + improvement_guidance) / 15``;
-- ``planning_rationality`` (sees the trace's steps):
-  ``(.3·logical_flow + .5·decision_quality + .2·resource_efficiency) / 5``;
-- ``planning_rational``: the review composite's name for ``planning_rationality`` — the same
-  judge and the same verdict (a second metric instance reuses it, it is not a second call).
+- ``planning_judge`` (sees the trace's steps), the review composite's planning component:
+  ``(.3·logical_flow + .5·decision_quality + .2·resource_efficiency) / 5``. Its former names
+  ``planning_rationality`` and ``planning_rational`` are still accepted (with a deprecation
+  warning in suite files and ``--weights``), and runs stored under them still display.
 
 Each criterion is an integer 1–5 returned by the judge model as structured output; the value is
 ``Σ wᵢ·cᵢ / (5·Σ wᵢ)`` (the formulas above with their default weights; ``criteria_weights``
@@ -55,7 +55,7 @@ from agentgauge.judges.preflight import check_judge
 from agentgauge.judges.prompts import PLANNING_RATIONALITY, JudgeSpec, planning_prompt
 from agentgauge.judges.render import CHARS_PER_TOKEN
 from agentgauge.judges.settings import JudgeSettings
-from agentgauge.metrics.base import MetricResult, metric
+from agentgauge.metrics.base import METRICS, MetricResult, metric
 from agentgauge.metrics.text import review_text
 from agentgauge.model import StepKind, Trace
 from agentgauge.review.prompts import (
@@ -79,6 +79,8 @@ JUDGE_METRICS = frozenset(
     {
         "technical_accuracy",
         "constructiveness",
+        "planning_judge",
+        # former names of planning_judge, still in the runs stored under them
         "planning_rationality",
         "planning_rational",
         "rubric",
@@ -427,7 +429,7 @@ class Constructiveness(_CriteriaJudge):
 
 
 @metric(
-    "planning_rationality",
+    "planning_judge",
     description="Tier 2 LLM judge of the trace's steps: flow, decisions, efficiency (.3/.5/.2)",
 )
 class PlanningRationality(_CriteriaJudge):
@@ -461,7 +463,6 @@ class PlanningRationality(_CriteriaJudge):
         )
 
 
-metric(
-    "planning_rational",
-    description="The review composite's planning score: the planning_rationality judge",
-)(PlanningRationality)
+# its former names: the review composite's and the judge's, which were one metric
+METRICS.alias("planning_rationality", "planning_judge")
+METRICS.alias("planning_rational", "planning_judge")
