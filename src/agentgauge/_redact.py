@@ -15,6 +15,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 __all__ = [
     "CREDENTIAL_PATTERNS",
     "hide_credentials",
+    "might_hold_secret",
     "redact_error",
     "redact_secrets",
     "redact_url",
@@ -24,15 +25,17 @@ __all__ = [
 # "passage" or "bypass_cache"
 _SECRET_KEY = re.compile(
     r"(api[_-]?key|secret|token(?![a-z])|passw(?:or)?d|^pass$|authorization|auth[_-]?header"
-    r"|credential|private[_-]?key|access[_-]?key)",
+    r"|credential|private[_-]?key|access[_-]?key|^pwd?$)",
     re.IGNORECASE,
 )
+# the keys _SECRET_KEY only matches whole, as they appear in JSON text
+_SHORT_SECRET_KEY = re.compile(r'"(?:pass|pwd?)"\s*:', re.IGNORECASE)
 _ENV_NAME_KEY = re.compile(r"_env$|_env_var$", re.IGNORECASE)
 _URL = re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s\"'<>]+", re.IGNORECASE)
 _HIDDEN = "***"
 
 CREDENTIAL_PATTERNS: tuple[str, ...] = (
-    r"""password["']?\s*[:=]\s*(?:"[^"]*"|'[^']*'|\S+)""",
+    r"""(?:password|\bpwd?)["']?\s*[:=]\s*(?:"[^"]*"|'[^']*'|\S+)""",
     r"""api[_-]?key["']?\s*[:=]\s*["']?[^\s"',}]+""",
     r"""(?:secret|token)["']?\s*[:=]\s*["']?[A-Za-z0-9_\-.]{20,}""",
     r"\bbearer\s+[A-Za-z0-9_\-.=]{16,}",
@@ -75,7 +78,7 @@ def _clean_url(url: str) -> str:
     return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
 
 
-def redact_secrets(value: Any) -> Any:
+def redact_secrets(value: Any, *, hide_text: bool = False) -> Any:
     """A copy of ``value`` with the values of secret-looking keys replaced by ``"***"`` and
     the credentials of URLs in strings hidden (:func:`redact_url`).
 
@@ -84,21 +87,39 @@ def redact_secrets(value: Any) -> Any:
 
     Args:
         value: JSON-like data.
+        hide_text: also hide, in every string, text that looks like a leaked credential
+            (:func:`hide_credentials`): for traces and results, whose strings come from models
+            and tools.
     """
     if isinstance(value, dict):
         return {
             k: (
                 _HIDDEN
                 if _SECRET_KEY.search(str(k)) and not _ENV_NAME_KEY.search(str(k)) and v
-                else redact_secrets(v)
+                else redact_secrets(v, hide_text=hide_text)
             )
             for k, v in value.items()
         }
     if isinstance(value, list):
-        return [redact_secrets(v) for v in value]
+        return [redact_secrets(v, hide_text=hide_text) for v in value]
     if isinstance(value, str):
-        return redact_url(value)
+        return hide_credentials(value) if hide_text else redact_url(value)
     return value
+
+
+def might_hold_secret(text: str) -> bool:
+    """Whether JSON text has anything :func:`redact_secrets` would hide (a secret-looking key,
+    a credential-looking string or a URL): text without any is written as it is.
+
+    Args:
+        text: JSON text.
+    """
+    return bool(
+        _SECRET_KEY.search(text)
+        or _SHORT_SECRET_KEY.search(text)
+        or _CREDENTIAL.search(text)
+        or "://" in text
+    )
 
 
 def hide_credentials(text: str) -> str:

@@ -49,6 +49,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from agentgauge._safe import READ_ERRORS, describe
 from agentgauge.errors import AgentgaugeError
 from agentgauge.io.jsonl import error_message
 from agentgauge.judges.settings import JudgeSettings
@@ -66,6 +67,11 @@ from agentgauge.metrics.text import TEXT_METRICS
 from agentgauge.scoring import Thresholds
 
 __all__ = ["BUILTIN_SUITES", "Suite", "SuiteError", "load_suite"]
+
+
+MIN_WEIGHT = 1e-9
+"""The smallest positive weight: the composite divides by sums of weights, and a sum of
+weights near the smallest float (5e-324) rounds to nothing."""
 
 
 class SuiteError(AgentgaugeError, ValueError):
@@ -142,6 +148,12 @@ class Suite(BaseModel):
                 )
             if not math.isfinite(w) or w < 0:
                 raise SuiteError(f"{origin}: weights: {key!r} must be a finite number >= 0 ({w})")
+            if 0 < w < MIN_WEIGHT:
+                raise SuiteError(
+                    f"{origin}: weights: {key!r} is {w}, below the smallest weight {MIN_WEIGHT:g} "
+                    "(a weight this small makes the composite's arithmetic meaningless; 0 leaves "
+                    "the metric out)"
+                )
         total = sum(self.weights.values())
         if self.weights and not total > 0:
             raise SuiteError(f"{origin}: weights: at least one weight must be positive")
@@ -396,8 +408,8 @@ def load_suite(ref: str | Path) -> Suite:
         )
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise SuiteError(f"{path}: cannot read suite file: {exc}") from None
+    except READ_ERRORS as exc:
+        raise SuiteError(f"{path}: cannot read suite file: {describe(exc)}") from None
     for table in ("weights", "options", "thresholds", "gates", "judge", "text"):
         if table in data and not isinstance(data[table], dict):
             raise SuiteError(f"{path}: {table}: expected a table ([{table}]), got {data[table]!r}")

@@ -9,14 +9,20 @@ sample and metric, and the run goes on.
 
 from __future__ import annotations
 
+import ctypes
+import hashlib
 import multiprocessing as mp
 import os
 import signal
+import sqlite3
+import sys
+import threading
+import time
 import traceback
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
@@ -30,6 +36,8 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from agentgauge._redact import might_hold_secret, redact_secrets
+from agentgauge._safe import DecodeError, dumps, guarded, loads
 from agentgauge.config import Suite
 from agentgauge.errors import AgentgaugeError
 from agentgauge.io.importers import IMPORTERS
@@ -184,11 +192,13 @@ def iter_sources(paths: Iterable[str | Path]) -> Iterator[RawLine | ReadError]:
 
 
 def _to_rows(
-    keyed: Sequence[tuple[int, str, Trace, str | None, int | None, bytes]],
+    keyed: Sequence[tuple[int, str, Trace, str | None, int | None, str | None]],
     scores: list[SampleScore],
 ) -> list[SampleRow]:
     rows = []
-    for (seq, key, trace, source, line, trace_json), sc in zip(keyed, scores, strict=True):
+    for (seq, key, trace, source, line, text), sc in zip(keyed, scores, strict=True):
+        trace_json, unstorable = _stored_trace(trace, text)
+        error = f"{sc.error}; {unstorable}" if sc.error and unstorable else sc.error or unstorable
         rows.append(
             SampleRow(
                 key=key,
@@ -201,7 +211,7 @@ def _to_rows(
                 coverage=sc.coverage,
                 recommendation=sc.recommendation,
                 band=sc.band,
-                error=sc.error,
+                error=error,
                 details=sc.details,
                 metrics=tuple(
                     MetricRow(name, value, sc.reasons.get(name), sc.metric_errors.get(name))
@@ -215,6 +225,24 @@ def _to_rows(
     return rows
 
 
+def _stored_trace(trace: Trace, text: str | None) -> tuple[bytes | None, str | None]:
+    """The trace as the store keeps it, with its secrets redacted (the metrics saw it whole);
+    ``text`` is the line it was read from, kept as it is when it holds nothing to redact.
+
+    Returns:
+        The JSON, or None and the reason when the trace cannot be written as JSON.
+    """
+    try:
+        if text is None:
+            text = guarded(trace.model_dump_json, exclude_none=True)
+        if might_hold_secret(text):
+            data = redact_secrets(loads(text), hide_text=True)
+            text = dumps(data, ensure_ascii=False, separators=(",", ":"))
+        return guarded(text.encode, "utf-8"), None
+    except DecodeError as exc:
+        return None, f"the trace cannot be stored: {exc}"
+
+
 def score_batch(batch: Batch, suite: Suite, metrics: Sequence[Metric]) -> Outcome:
     """Parse (when raw) and score one batch: the unit of work an executor runs.
 
@@ -224,20 +252,18 @@ def score_batch(batch: Batch, suite: Suite, metrics: Sequence[Metric]) -> Outcom
         metrics: the suite's metrics, built (:meth:`Suite.build_metrics`).
     """
     errors: list[ReadError] = []
-    keyed: list[tuple[int, str, Trace, str | None, int | None, bytes]] = []
+    keyed: list[tuple[int, str, Trace, str | None, int | None, str | None]] = []
     for seq, key, item in batch:
         if isinstance(item, RawLine):
             parsed = parse_line(item)
             if isinstance(parsed, ReadError):
                 errors.append(parsed)
             else:
-                keyed.append((seq, key, parsed, item.source, item.line, item.text.encode()))
+                keyed.append((seq, key, parsed, item.source, item.line, item.text))
         elif isinstance(item, ReadError):
             errors.append(item)
         else:
-            keyed.append(
-                (seq, key, item, None, None, item.model_dump_json(exclude_none=True).encode())
-            )
+            keyed.append((seq, key, item, None, None, None))
     scores = score_traces([k[2] for k in keyed], suite, metrics) if keyed else []
     return _to_rows(keyed, scores), errors
 
@@ -245,8 +271,32 @@ def score_batch(batch: Batch, suite: Suite, metrics: Sequence[Metric]) -> Outcom
 _worker_state: tuple[Suite, list[Metric]] | None = None
 
 
+def _die_with_parent() -> None:
+    """End this worker when the process that started it dies (a SIGKILL leaves no one to
+    stop the pool): the kernel's parent-death signal on Linux, a watching thread elsewhere."""
+    parent = os.getppid()
+    if sys.platform.startswith("linux"):
+        with suppress(OSError, AttributeError):
+            libc = ctypes.CDLL(None, use_errno=True)
+            if libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0:
+                if os.getppid() != parent:  # the parent died before the signal was set
+                    os._exit(1)
+                return
+    threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
+
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _watch_parent(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(1.0)
+    os._exit(1)
+
+
 def _init_worker(suite_json: str) -> None:
     global _worker_state
+    _die_with_parent()
     # Ctrl-C is the main process's to handle: it stops the pool, saved batches stay saved
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     suite = Suite.model_validate_json(suite_json)
@@ -401,13 +451,22 @@ def evaluate(
             for rows, errors in runner.run(_batches(items, done, opts.batch_size, advance)):
                 store.write_batch(run_id, rows, errors)
                 advance(len(rows) + len(errors))
-    except BaseException:
+    except BaseException as exc:
         # interrupted or failed: what is saved is saved; busy workers are not waited for
         runner.close(wait=False)
+        if not isinstance(exc, KeyboardInterrupt):
+            _mark_failed(store, run_id)
         raise
     runner.close()
     store.finish_run(run_id)
     return run_id
+
+
+def _mark_failed(store: Store, run_id: str) -> None:
+    """Record that a run stopped on an error (``--resume`` still continues it); a store that
+    cannot be written (a full disk) keeps it "running", which resumes the same way."""
+    with suppress(sqlite3.Error, OSError):
+        store.finish_run(run_id, "failed")
 
 
 def _start_run(store: Store, suite: Suite, opts: EvaluateOptions) -> tuple[str, set[str]]:
@@ -634,7 +693,36 @@ class FileRun:
     resume_id: str | None = None
 
 
-def resume_file_run(store: Store, run_id: str, paths: Sequence[Path] = ()) -> FileRun:
+def source_fingerprint(path: Path) -> dict[str, Any]:
+    """A file's size and SHA-256, recorded with a run so that ``--resume`` notices a source
+    that changed (its line numbers, which key the samples, would no longer match).
+
+    Args:
+        path: the file.
+    """
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return {"size": path.stat().st_size, "sha256": digest.hexdigest()}
+
+
+def _check_unchanged(
+    run_id: str, sources: Sequence[Path], recorded: Sequence[Mapping[str, Any]]
+) -> None:
+    before = {r.get("path"): {"size": r.get("size"), "sha256": r.get("sha256")} for r in recorded}
+    for path in sources:
+        if str(path) in before and source_fingerprint(path) != before[str(path)]:
+            raise EngineError(
+                f"{path} changed since run {run_id} began (its size or content differ): resuming "
+                "would pair the stored samples with other lines; start a new run, or resume "
+                "with --force to continue knowingly"
+            )
+
+
+def resume_file_run(
+    store: Store, run_id: str, paths: Sequence[Path] = (), *, force: bool = False
+) -> FileRun:
     """What an interrupted ``evaluate`` run read, so that it continues where it stopped: its
     suite, its files and their format, as recorded with the run.
 
@@ -642,10 +730,12 @@ def resume_file_run(store: Store, run_id: str, paths: Sequence[Path] = ()) -> Fi
         store: the store holding the run.
         run_id: the run's id, or a unique prefix of it.
         paths: the files to read when the run recorded none.
+        force: continue even when a file changed since the run began.
 
     Raises:
         StoreError: no such run.
-        EngineError: a run made by another command, or one of its files is gone.
+        EngineError: a run made by another command, one of its files is gone, or one changed
+            (unless ``force``).
     """
     run = store.get_run(run_id)
     if run.kind != "evaluate":
@@ -657,6 +747,8 @@ def resume_file_run(store: Store, run_id: str, paths: Sequence[Path] = ()) -> Fi
     gone = [p for p in sources if not p.is_file()]
     if gone:
         raise EngineError(f"no such file: {gone[0]} (a source of run {run.id})")
+    if not force:
+        _check_unchanged(run.id, sources, run.config.get("source_fingerprints", []))
     suite = Suite.model_validate(run.suite_config)
     return FileRun(suite, sources, run.config.get("format", "native"), resume_id=run.id)
 
@@ -689,7 +781,11 @@ def evaluate_files(run: FileRun, *, store: Store, options: EvaluateOptions | Non
         run_id=run.resume_id,
         resume=run.resume_id is not None,
         sources=[str(p) for p in run.sources],
-        extra_config={"format": run.trace_format},
+        extra_config={
+            "format": run.trace_format,
+            # a list, not keyed by path: a path is never mistaken for a secret's key
+            "source_fingerprints": [{"path": str(p), **source_fingerprint(p)} for p in run.sources],
+        },
         total=total,
     )
     return evaluate(items, run.suite, store=store, options=opts)

@@ -33,10 +33,12 @@ import httpx2
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from agentgauge._redact import redact_error
+from agentgauge._safe import size_limit
 from agentgauge.errors import AgentgaugeError
 from agentgauge.model import Usage
 
 __all__ = [
+    "MAX_RESPONSE_BYTES",
     "ChatEndpoint",
     "RequestFailed",
     "ResponseError",
@@ -55,6 +57,9 @@ _T = TypeVar("_T")
 _VERSIONED_PATH = re.compile(r"/v\d+[a-z0-9]*$")
 _RETRYABLE_STATUS = frozenset({408, 409, 429})  # as the openai SDK retries
 _BODY_EXCERPT = 300
+MAX_RESPONSE_BYTES = 32 * 1024 * 1024
+"""The largest response body read (``AGENTGAUGE_MAX_RESPONSE_BYTES`` sets another); a larger
+one is an error of its request."""
 _sleep = asyncio.sleep  # module-level so that tests can record the waits instead of waiting
 
 
@@ -310,6 +315,7 @@ class ChatEndpoint:
         transport: httpx2.AsyncBaseTransport | None = None,
     ) -> None:
         self.url = chat_completions_url(base_url)
+        self.max_response_bytes = size_limit("AGENTGAUGE_MAX_RESPONSE_BYTES", MAX_RESPONSE_BYTES)
         key = os.environ.get(api_key_env, "") if api_key_env else ""
         self._secret = SecretStr(key) if key else None
         headers = {"Content-Type": "application/json"}
@@ -361,7 +367,7 @@ class ChatEndpoint:
             ResponseError: any other error status.
         """
         try:
-            response = await self._client.post(self.url, json=body)
+            response = await self._bounded_post(body)
         except httpx2.TransportError as exc:
             raise TransientError(self.redact(f"{type(exc).__name__}: {exc}")) from None
         status = response.status_code
@@ -373,6 +379,39 @@ class ChatEndpoint:
         if status >= 400:
             raise ResponseError(f"HTTP {status}: {self.excerpt(response)}")
         return response
+
+    async def _bounded_post(self, body: dict[str, Any]) -> httpx2.Response:
+        """The response, its body read up to :attr:`max_response_bytes`: a larger one (a
+        hostile or broken server) is an error of that request, never held in memory."""
+        async with self._client.stream("POST", self.url, json=body) as streamed:
+            declared = streamed.headers.get("Content-Length", "")
+            if declared.isdigit() and int(declared) > self.max_response_bytes:
+                raise ResponseError(self._too_large(f"{declared} bytes declared"))
+            chunks: list[bytes] = []
+            size = 0
+            async for chunk in streamed.aiter_bytes():
+                size += len(chunk)
+                if size > self.max_response_bytes:
+                    raise ResponseError(self._too_large("more sent"))
+                chunks.append(chunk)
+        # the body is decoded already: the new response must not decode it again
+        headers = [
+            (k, v)
+            for k, v in streamed.headers.multi_items()
+            if k.lower() not in ("content-encoding", "content-length", "transfer-encoding")
+        ]
+        return httpx2.Response(
+            streamed.status_code,
+            headers=headers,
+            content=b"".join(chunks),
+            request=streamed.request,
+        )
+
+    def _too_large(self, what: str) -> str:
+        return (
+            f"the response is larger than {self.max_response_bytes} bytes ({what}; the limit is "
+            "set with AGENTGAUGE_MAX_RESPONSE_BYTES)"
+        )
 
     def excerpt(self, response: httpx2.Response) -> str:
         """The start of a response's body on one line, for an error message (redacted).

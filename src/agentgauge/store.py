@@ -20,9 +20,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path, PurePath
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, overload
 
-from agentgauge._redact import redact_secrets
+from agentgauge._redact import hide_credentials, redact_secrets
+from agentgauge._safe import DecodeError, dumps, storable_text
 from agentgauge.errors import AgentgaugeError
 from agentgauge.io.jsonl import ReadError
 from agentgauge.model import Trace
@@ -385,6 +386,52 @@ class SampleQuery:
         return " AND ".join(clauses), tuple(params)
 
 
+@overload
+def _text(value: str) -> str: ...
+@overload
+def _text(value: str | None) -> str | None: ...
+def _text(value: str | None) -> str | None:
+    """Text as SQLite can hold it (a lone surrogate from the input escaped)."""
+    return None if value is None else storable_text(value)
+
+
+def _shown(value: str | None) -> str | None:
+    """Text from the input or a model, as the store keeps it: credentials hidden, then
+    :func:`_text`."""
+    return None if value is None else _text(hide_credentials(value))
+
+
+def _sample_values(s: SampleRow) -> tuple[Any, ...]:
+    """A sample's columns (after the run id); a value that cannot be stored (details JSON
+    cannot write, text UTF-8 cannot encode) becomes the sample's error instead of failing the
+    batch."""
+    error = s.error
+    try:
+        details = dumps(redact_secrets(s.details, hide_text=True), default=str)
+    except DecodeError as exc:
+        details = "{}"
+        error = f"{error}; " if error else ""
+        error += f"the sample's details cannot be stored: {exc}"
+    return (
+        _text(s.key),
+        s.seq,
+        _text(s.source),
+        s.line,
+        _text(s.trace_id),
+        _text(s.task_id),
+        s.composite,
+        s.coverage,
+        s.recommendation,
+        s.band,
+        _shown(error),
+        details,
+        zlib.compress(s.trace_json, 1) if s.trace_json is not None else None,
+        json.dumps(s.usage) if s.usage is not None else None,
+        _shown(s.category),
+        _shown(s.error_type),
+    )
+
+
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
@@ -575,40 +622,29 @@ class Store:
                 "INSERT OR REPLACE INTO samples (run_id, key, seq, source, line, trace_id, "
                 "task_id, composite, coverage, recommendation, band, error, details, trace, usage, "
                 "category, error_type) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                [
-                    (
-                        run_id,
-                        s.key,
-                        s.seq,
-                        s.source,
-                        s.line,
-                        s.trace_id,
-                        s.task_id,
-                        s.composite,
-                        s.coverage,
-                        s.recommendation,
-                        s.band,
-                        s.error,
-                        json.dumps(s.details, default=str),
-                        zlib.compress(s.trace_json, 1) if s.trace_json is not None else None,
-                        json.dumps(s.usage) if s.usage is not None else None,
-                        s.category,
-                        s.error_type,
-                    )
-                    for s in samples
-                ],
+                [(run_id, *_sample_values(s)) for s in samples],
             )
             db.executemany(
                 "INSERT OR REPLACE INTO metric_values VALUES (?,?,?,?,?,?)",
                 [
-                    (run_id, s.key, m.metric, m.value, m.reason, m.error)
+                    (
+                        run_id,
+                        _text(s.key),
+                        _text(m.metric),
+                        m.value,
+                        _shown(m.reason),
+                        _shown(m.error),
+                    )
                     for s in samples
                     for m in s.metrics
                 ],
             )
             db.executemany(
                 "INSERT OR REPLACE INTO read_errors VALUES (?,?,?,?,?)",
-                [(run_id, e.source, e.line, e.field, e.message) for e in errors],
+                [
+                    (run_id, _text(e.source), e.line, _shown(e.field), _shown(e.message))
+                    for e in errors
+                ],
             )
             db.execute("COMMIT")
         except BaseException:

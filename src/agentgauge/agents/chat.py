@@ -49,6 +49,7 @@ from typing import Any
 import httpx2
 from pydantic import ValidationError
 
+from agentgauge._safe import DECODE_ERRORS, describe
 from agentgauge.agents.protocol import Recorder, Tool, agent_name, tool
 from agentgauge.errors import AgentgaugeError
 from agentgauge.http import (
@@ -73,6 +74,9 @@ _REASON_PROMPT = (
     "Reasoning turn {i} of {n}: think about the task step by step. Do not give the final "
     "answer yet."
 )
+
+# a response that is not JSON, too large or deep to decode, or not a chat completion
+_UNREADABLE: tuple[type[Exception], ...] = (*DECODE_ERRORS, KeyError, IndexError, TypeError)
 
 
 class ChatError(AgentgaugeError, RuntimeError):
@@ -324,8 +328,8 @@ async def _answer(
     try:
         data = response.json()
         message = data["choices"][0]["message"]
-    except (ValueError, KeyError, IndexError, TypeError) as exc:
-        raise ResponseError(f"unreadable response ({exc})") from None
+    except _UNREADABLE as exc:
+        raise ResponseError(f"unreadable response ({describe(exc)})") from None
     tokens = parse_usage(data.get("usage"))
     if tokens is None:
         return message, None

@@ -549,11 +549,28 @@ class AgentLoadError(AgentgaugeError, ValueError):
     """An ``--agent module:factory`` reference that cannot be loaded."""
 
 
+@contextmanager
+def _current_folder_last() -> Iterator[None]:
+    """The current folder importable while the agent's module is imported, after every
+    installed package: a file there named like a library (``optuna.py``) never replaces it,
+    neither now nor when agentgauge imports that library later."""
+    folder = str(Path.cwd())
+    added = folder not in sys.path
+    if added:
+        sys.path.append(folder)
+    try:
+        yield
+    finally:
+        if added and folder in sys.path:
+            sys.path.remove(folder)
+
+
 def load_agent(ref: str) -> Any:
     """Import ``module:attribute`` and return the agent it names.
 
     The attribute may be an agent (an object with ``run``), or a class or factory function
-    called with no arguments that returns one. The current directory is importable.
+    called with no arguments that returns one. The current folder is importable while the
+    agent's module is imported, after the installed packages (it never shadows one).
 
     Args:
         ref: ``package.module:name``.
@@ -564,10 +581,9 @@ def load_agent(ref: str) -> Any:
     module_name, sep, attr = ref.partition(":")
     if not sep or not module_name or not attr:
         raise AgentLoadError(f"--agent {ref!r}: expected 'module:factory'")
-    if "" not in sys.path and str(Path.cwd()) not in sys.path:
-        sys.path.insert(0, str(Path.cwd()))
     try:
-        module = importlib.import_module(module_name)
+        with _current_folder_last():
+            module = importlib.import_module(module_name)
     except ImportError as exc:
         raise AgentLoadError(f"--agent {ref!r}: cannot import {module_name!r}: {exc}") from None
     try:

@@ -8,12 +8,16 @@ suite file or ``--weights``) as a one-line ``warning: ...``.
 
 from __future__ import annotations
 
+import errno
+import os
+import sqlite3
 import warnings
 from importlib.metadata import version
 from pathlib import Path
 from typing import Annotated, Any, TextIO
 
 import typer
+from rich.markup import escape
 from typer.core import TyperGroup
 
 from agentgauge.cli import catalog, evaluate, imports, otel, run, runs, tuning, view
@@ -53,6 +57,39 @@ class _Root(TyperGroup):
                 return super().invoke(ctx)
             except AgentgaugeError as exc:
                 raise usage_error(str(exc)) from None
+            except (OSError, sqlite3.OperationalError) as exc:
+                message = _storage_failure(exc)
+                if message is None:
+                    raise
+                err_console.print(
+                    f"[red]error:[/] {escape(message)}", highlight=False, soft_wrap=True
+                )
+                raise typer.Exit(1) from None
+
+
+_FULL = (errno.ENOSPC, errno.EFBIG, errno.EDQUOT)
+_DENIED = (errno.EROFS, errno.EACCES, errno.EPERM)
+_RESUME = "what was saved is kept: 'agentgauge runs' lists the run, --resume continues it"
+
+
+def _storage_failure(exc: OSError | sqlite3.OperationalError) -> str | None:
+    """One line for a disk that is full or a folder that cannot be written, None for any
+    other error (which keeps its traceback: it is a bug to report)."""
+    if isinstance(exc, sqlite3.OperationalError):
+        text = str(exc)
+        if "disk is full" in text or "disk I/O error" in text:
+            return f"the store cannot be written: the disk is full; {_RESUME}"
+        if "readonly" in text or "unable to open" in text:
+            return f"the store cannot be written ({text}): check the folder's permissions"
+        return None
+    where = f" {exc.filename}" if exc.filename else ""
+    if exc.errno in _FULL:
+        return (
+            f"cannot write{where}: the disk is full (or the file size limit is reached); {_RESUME}"
+        )
+    if exc.errno in _DENIED:
+        return f"cannot write{where}: {exc.strerror}; check the folder's permissions"
+    return None
 
 
 app = typer.Typer(
@@ -80,8 +117,20 @@ def _root(
             "--version", callback=_version, is_eager=True, help="Print the version and exit."
         ),
     ] = False,
+    allow_download: Annotated[
+        bool,
+        typer.Option(
+            "--allow-download",
+            help="Let text metrics download models from the Hugging Face Hub (by default "
+            "agentgauge uses installed models only and makes no such request).",
+        ),
+    ] = False,
 ) -> None:
     """Evaluate LLM agents and tool-calling models."""
+    if not allow_download:
+        # set before any model library is imported: they read it once, at import
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 
 app.command("run")(run.run_command)

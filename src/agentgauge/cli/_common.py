@@ -4,13 +4,15 @@ the run outputs (summary, JSON, CSV, HTML, ``--fail-under``)."""
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
 from rich.console import Console
 from rich.markup import escape
+
+from agentgauge._atomic import clashing_output
 
 if TYPE_CHECKING:
     from agentgauge.store import Store
@@ -146,6 +148,22 @@ def check_choice(option: str, value: str, choices: Iterable[str]) -> None:
         raise usage_error(f"{option} must be {listed}, not {value!r}")
 
 
+def refuse_clashes(
+    outputs: Mapping[str, Path | None], *, inputs: Iterable[Path] = (), store: Path | None = None
+) -> None:
+    """A usage error, before any work, when an output would overwrite the store, an input or
+    another output.
+
+    Args:
+        outputs: each output option (``--json``...) and its path (None when not given).
+        inputs: the files the command reads.
+        store: the ``--db`` store, when the command opens one.
+    """
+    problem = clashing_output(outputs, inputs, store)
+    if problem is not None:
+        raise usage_error(problem)
+
+
 def require_store(db: Path) -> None:
     """A usage error unless the store a reading command names exists (opening it would
     create an empty one).
@@ -196,16 +214,20 @@ def write_outputs(
     from agentgauge.store import Store
 
     with Store(store_path) as store:
-        print_summary(store, run_id, console)
+        # the files first: whatever happens on the terminal, the run's outputs are written
+        written = []
         if json_out:
             write_result_json(store, run_id, json_out, extra=extra)
-            console.print(f"wrote {json_out}")
+            written.append(json_out)
         if csv_out:
             write_csv(store, run_id, csv_out)
-            console.print(f"wrote {csv_out}")
+            written.append(csv_out)
         if html_out:
             write_html(store, run_id, html_out)
-            console.print(f"wrote {html_out}")
+            written.append(html_out)
+        print_summary(store, run_id, console)
+        for path in written:
+            console.print(f"wrote {path}", markup=False, highlight=False)
         if fail_under is not None:
             mean = run_aggregate(store, run_id)["composite"].mean
             if mean is None:

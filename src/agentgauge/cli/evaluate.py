@@ -21,6 +21,7 @@ from agentgauge.cli._common import (
     err_console,
     label_run,
     not_a_file,
+    refuse_clashes,
     score_level,
     usage_error,
     write_outputs,
@@ -92,6 +93,9 @@ def evaluate(
     csv_out: CsvOption = None,
     html_out: HtmlOption = None,
     resume: Annotated[str | None, typer.Option(help="Continue the run with this id.")] = None,
+    force: Annotated[
+        bool, typer.Option(help="With --resume: continue even if a trace file changed.")
+    ] = False,
     fail_under: Annotated[
         float | None,
         typer.Option(callback=score_level, help="Exit 1 if the mean composite is below this."),
@@ -131,9 +135,11 @@ def evaluate(
 
     paths = paths or []
     _check_options(paths, resume, executor, trace_format)
+    outputs = {"--json": json_out, "--csv": csv_out, "--html": html_out}
+    refuse_clashes(outputs, inputs=paths, store=db)
     with Store(db) as store:
         if resume:
-            run = resume_file_run(store, resume, paths)
+            run = resume_file_run(store, resume, paths, force=force)
         else:
             run = FileRun(load_suite(suite), paths, trace_format)
         run = _with_judge(run, judge, judge_url, judge_api_key_env, db)

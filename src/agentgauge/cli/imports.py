@@ -13,6 +13,7 @@ from agentgauge.cli._common import (
     err_console,
     not_a_file,
     output_file,
+    refuse_clashes,
     usage_error,
 )
 
@@ -92,6 +93,7 @@ def import_traces(
         raise usage_error(not_a_file(missing[0]))
     from agentgauge.io.import_report import ImportReport
 
+    refuse_clashes({"--out": out}, inputs=[*paths, *(logs or [])])
     report = ImportReport(trace_format)
     read = report.watch(_importer(trace_format, group_by, task_id_attribute, logs or []))
     with console.status("importing"):

@@ -18,6 +18,7 @@ from agentgauge.cli._common import (
     console,
     label_run,
     output_file,
+    refuse_clashes,
     require_store,
     usage_error,
     write_outputs,
@@ -85,6 +86,7 @@ def export_otel(
     from agentgauge.store import Store
 
     require_store(db)
+    refuse_clashes({"--out": out}, store=db)
     with Store(db) as store:
         n = write_evaluation_events(store, run_id, out, time.time_ns())
     console.print(f"wrote {n} evaluation events to {out}", highlight=False)

@@ -23,6 +23,7 @@ from agentgauge.cli._common import (
     console,
     err_console,
     label_run,
+    refuse_clashes,
     usage_error,
     write_outputs,
 )
@@ -68,7 +69,7 @@ def _print_agreement(rows: Sequence[dict[str, Any]]) -> None:
     for row in rows:
         ours, ceiling = row["generated"], row["human_ceiling"]
         table.add_row(
-            row["aspect"],
+            escape(row["aspect"]),
             str(ours["n"]),
             _fmt(ours["mae"]),
             _fmt(ours["spearman"]),
@@ -89,7 +90,7 @@ def _print_human(run: ReviewRun) -> None:
     for column in ("generated", "human reviewers"):
         table.add_column(column, justify="right", no_wrap=True)
     for row in run.human:
-        table.add_row(row["metric"], _fmt(row["generated"]), _fmt(row["human"]))
+        table.add_row(escape(row["metric"]), _fmt(row["generated"]), _fmt(row["human"]))
     console.print(table)
     if run.thresholds.get("rule") == "human":
         cut = run.thresholds["recommendation"]
@@ -130,7 +131,7 @@ def _score_and_report(
     )
     for status in report.tiers.values():
         style = "green" if status["present"] else "yellow"
-        console.print(f"[{style}]{status['statement']}[/]", highlight=False)
+        console.print(f"[{style}]{escape(status['statement'])}[/]", highlight=False)
     for note in report.notes:
         err_console.print(f"[yellow]warning:[/] {escape(note)}", highlight=False)
     if report.mean_coverage is not None and report.mean_coverage < 1.0:
@@ -187,6 +188,7 @@ def evaluate_reviews(
         raise usage_error(f"--reviews: no such file: {reviews}")
     if thresholds not in THRESHOLD_RULES:
         raise usage_error(f"--thresholds: expected one of {', '.join(THRESHOLD_RULES)}")
+    refuse_clashes({"--json": json_out, "--html": html_out}, inputs=[reviews], store=db)
     chosen = review_suite(
         suite,
         judge=judge,
@@ -237,6 +239,7 @@ def baseline(
     """
     from agentgauge.review.runs import human_baseline, review_suite
 
+    refuse_clashes({"--json": json_out, "--html": html_out}, store=db)
     chosen = review_suite(
         suite,
         judge=judge,

@@ -15,6 +15,7 @@ from agentgauge.cli._common import (
     console,
     label_run,
     output_file,
+    refuse_clashes,
     write_outputs,
 )
 from agentgauge.cli.tuning import (
@@ -60,6 +61,7 @@ def run_command(
     from agentgauge.store import Store
     from agentgauge.tuning.agent_run import RunOptions, load_setup, run_agent, score_agent_run
 
+    refuse_clashes({"--out": out, "--json": json_out}, inputs=[Path(tasks)], store=db)
     options = RunOptions(
         agent=agent,
         tasks=tasks,

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+from rich.markup import escape
 
 from agentgauge.cli._common import (
     CsvOption,
@@ -15,6 +16,7 @@ from agentgauge.cli._common import (
     console,
     err_console,
     output_file,
+    refuse_clashes,
     require_store,
     significance_level,
     usage_error,
@@ -45,9 +47,15 @@ def _print_records(streams: dict[str, int], records: dict[str, list[dict[str, An
         params = ", ".join(f"{k}={v}" for k, v in best.get("best_params", {}).items())
         level = best.get("best_objective_all_tasks")
         shown = "—" if level is None else f"{level:.4f}"
-        console.print(f"best by level: {params} (objective {shown} on every task)", highlight=False)
+        console.print(
+            f"best by level: {params} (objective {shown} on every task)",
+            highlight=False,
+            markup=False,
+        )
     for claim in records.get("impact_claims", []):
-        console.print(f"{claim.get('param')} -> {claim.get('metric')}: {claim.get('verdict')}")
+        console.print(
+            f"{claim.get('param')} -> {claim.get('metric')}: {claim.get('verdict')}", markup=False
+        )
 
 
 def show(
@@ -64,6 +72,7 @@ def show(
     from agentgauge.store import Store
 
     require_store(db)
+    refuse_clashes({"--json": json_out, "--csv": csv_out, "--html": html_out}, store=db)
     with Store(db) as store:
         rid = store.get_run(run_id).id
         streams = store.streams(rid)
@@ -94,13 +103,13 @@ def _comparison_table(result: dict[str, Any], by: str) -> Table:
         p = "—" if q is None else ("<0.001" if q < 0.001 else f"{q:.3f}")
         verdict = {"no significant difference": "n.s."}.get(r["verdict"], r["verdict"])
         table.add_row(
-            name,
+            escape(name),
             str(r["n"]),
             f"{r['mean_a']:.3f}",
             f"{r['mean_b']:.3f}",
             f"{r['diff']:+.3f}{ci}",
             p,
-            verdict,
+            escape(verdict),
         )
     return table
 
@@ -157,7 +166,7 @@ def compare(
     if result["only_in_a"] or result["only_in_b"]:
         console.print(f"unpaired: {result['only_in_a']} only in A, {result['only_in_b']} only in B")
     for warning in result["warnings"]:
-        err_console.print(f"[yellow]warning:[/] {warning}")
+        err_console.print(f"[yellow]warning:[/] {escape(warning)}")
     if json_out:
         write_json(result, json_out)
     if fail_if_worse and result["metrics"].get("composite", {}).get("verdict") == "B worse":

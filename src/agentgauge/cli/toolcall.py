@@ -19,6 +19,7 @@ from agentgauge.cli._common import (
     err_console,
     optional_number,
     output_file,
+    refuse_clashes,
     usage_error,
 )
 from agentgauge.cli.toolcall_failures import failures
@@ -98,6 +99,8 @@ def score(
 
     suite = scoring_suite(fmt, mode, weights, parser)
     samples = _turns(turns)
+    inputs = [dataset, predictions, *([answers] if answers else [])]
+    refuse_clashes({"--json": json_out, "--html": html_out}, inputs=inputs, store=db)
     if not predictions.is_file():
         raise usage_error(f"no such file: {predictions}")
     data = load_dataset(dataset, fmt, answers, samples)
@@ -179,6 +182,8 @@ def run(
             f"{out} exists: --overwrite replaces it, --resume keeps its answered lines"
         )
     config = _endpoint_config(endpoint, model, api_key_env, temperature, seed, max_tokens)
+    outputs = {"--out": out, "--json": json_out, "--html": html_out}
+    refuse_clashes(outputs, inputs=[dataset, *([answers] if answers else [])], store=db)
     data = load_dataset(dataset, fmt, answers, _turns(turns))
     data = replace(data, tasks=data.tasks[:limit]) if limit is not None else data
     settings = RunSettings(concurrency=concurrency, timeout_s=timeout, max_retries=max_retries)

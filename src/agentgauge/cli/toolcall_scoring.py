@@ -133,9 +133,10 @@ class Scoring:
                 store.finish_run(run_id, "failed")
             if self.json_out is not None:
                 write_result_json(store, run_id, self.json_out, sample_hook=add_verdict)
-                console.print(f"wrote {self.json_out}")
+                console.print(f"wrote {self.json_out}", markup=False, highlight=False)
             console.print(
-                f"run id: {run_id}  (agentgauge toolcall failures {run_id} --db {self.db})"
+                f"run id: {run_id}  (agentgauge toolcall failures {run_id} --db {self.db})",
+                markup=False,
             )
             unanswered = count_unanswered(store, run_id)
         if unanswered:

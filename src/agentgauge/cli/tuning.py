@@ -9,7 +9,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
+from rich.markup import escape
 
+from agentgauge._atomic import atomic_path
 from agentgauge.cli._common import (
     DbOption,
     NameOption,
@@ -19,6 +21,7 @@ from agentgauge.cli._common import (
     err_console,
     label_run,
     output_file,
+    refuse_clashes,
 )
 
 if TYPE_CHECKING:
@@ -70,6 +73,11 @@ def simulation_banner(setup: AgentSetup) -> None:
         )
 
 
+def _inputs(tasks: str) -> list[Path]:
+    """The task file, unless the bundled tasks are named."""
+    return [] if tasks == "simulated" else [Path(tasks)]
+
+
 _Outcome = TypeVar("_Outcome", bound="SessionOutcome")
 
 
@@ -95,7 +103,9 @@ def _run_session(
         outcome.plot(plot)
         console.print(f"wrote {plot}")
     if json_out is not None:
-        json_out.write_text(json.dumps(outcome.as_dict(), indent=2, default=str), encoding="utf-8")
+        text = json.dumps(outcome.as_dict(), indent=2, default=str)
+        with atomic_path(json_out) as temporary:
+            temporary.write_text(text, encoding="utf-8")
         console.print(f"wrote {json_out}")
 
 
@@ -111,12 +121,12 @@ def _print_tuning(outcome: TuningOutcome) -> None:
     from rich.table import Table
 
     summary = outcome.summary
-    title = f"Best parameters by level ({outcome.result.strategy}, run {outcome.run_id})"
+    title = escape(f"Best parameters by level ({outcome.result.strategy}, run {outcome.run_id})")
     table = Table(title=title)
     table.add_column("parameter")
     table.add_column("value", justify="right")
     for name, value in summary.best_params.items():
-        table.add_row(name, _fmt(value))
+        table.add_row(escape(name), escape(_fmt(value)))
     console.print(table)
     console.print(
         f"{summary.objective}: {_fmt(summary.best_objective_in_tuning)} in episode "
@@ -125,7 +135,7 @@ def _print_tuning(outcome: TuningOutcome) -> None:
     )
     if summary.policy_params is not None:
         shown = ", ".join(f"{k}={_fmt(v)}" for k, v in summary.policy_params.items())
-        console.print(f"rl policy mean at the end: {shown}")
+        console.print(f"rl policy mean at the end: {shown}", markup=False)
 
 
 def tune_command(
@@ -164,6 +174,7 @@ def tune_command(
     """
     from agentgauge.tuning.session import TuneOptions, TuningSession
 
+    refuse_clashes({"--plot": plot, "--json": json_out}, inputs=_inputs(tasks), store=db)
     options = TuneOptions(
         agent=agent,
         tasks=tasks,
@@ -201,7 +212,7 @@ def _print_impact(outcome: ImpactOutcome) -> None:
         slope = "n/a" if e.slope is None else f"{e.slope:+.3f}{ci}"
         verdict = {1: "[green]+[/]", -1: "[red]-[/]", 0: "none"}[e.sign]
         rho = "n/a" if e.rho is None else f"{e.rho:+.2f}"
-        table.add_row(e.param, e.metric, slope, rho, verdict)
+        table.add_row(escape(e.param), escape(e.metric), slope, rho, verdict)
     console.print(table)
     claim_table = Table(title=f"Expected parameter effects, checked on {who}")
     claim_table.add_column("claim")
@@ -209,7 +220,8 @@ def _print_impact(outcome: ImpactOutcome) -> None:
     for c in outcome.claims:
         direction = {1: " (up)", -1: " (down)", None: ""}[c.expected_sign]
         colour = "green" if c.verdict == "holds" else "yellow"
-        claim_table.add_row(f"{c.param} -> {c.metric}{direction}", f"[{colour}]{c.verdict}[/]")
+        claim = escape(f"{c.param} -> {c.metric}{direction}")
+        claim_table.add_row(claim, f"[{colour}]{escape(c.verdict)}[/]")
     console.print(claim_table)
 
 
@@ -246,6 +258,7 @@ def impact_command(
     """
     from agentgauge.tuning.impact_session import ImpactOptions, ImpactSession
 
+    refuse_clashes({"--plot": plot, "--json": json_out}, inputs=_inputs(tasks), store=db)
     names = [n.strip() for n in sweep_params.split(",") if n.strip()] if sweep_params else None
     options = ImpactOptions(
         agent=agent,

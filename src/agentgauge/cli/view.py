@@ -32,7 +32,9 @@ def view(
 
     require_store(db)
     sock = bind(port)
-    console.print(f"agentgauge viewer of {db}: {url_of(sock)} (Ctrl-C to stop)", highlight=False)
+    console.print(
+        f"agentgauge viewer of {db}: {url_of(sock)} (Ctrl-C to stop)", highlight=False, markup=False
+    )
     try:
         serve(db, sock)
     except KeyboardInterrupt:

@@ -20,15 +20,20 @@ from typing import IO, Any, TypeVar, cast
 
 from pydantic import BaseModel, ValidationError
 
+from agentgauge._atomic import atomic_path
+from agentgauge._safe import DECODE_ERRORS, NESTED_TOO_DEEPLY, describe, size_limit
 from agentgauge.io.importers import importer
 from agentgauge.model import Trace
 
 M = TypeVar("M", bound=BaseModel)
 
 __all__ = [
+    "MAX_LINE_BYTES",
+    "NESTED_TOO_DEEPLY",
     "RawLine",
     "ReadError",
     "count_lines",
+    "decode_error",
     "error_line",
     "error_message",
     "field_path",
@@ -121,6 +126,11 @@ def _binary_lines(path: str | Path) -> IO[bytes]:
     return cast(IO[bytes], gzip.GzipFile(p, "rb")) if p.suffix == ".gz" else open(p, "rb")
 
 
+MAX_LINE_BYTES = 64 * 1024 * 1024
+"""The longest line a reader takes (``AGENTGAUGE_MAX_LINE_BYTES`` sets another); a longer one
+is an error of that line, skipped without being held in memory."""
+
+
 def iter_raw_lines(path: str | Path) -> Iterator[RawLine | ReadError]:
     """Yield the non-blank lines of a JSONL file with their 1-based numbers.
 
@@ -130,9 +140,22 @@ def iter_raw_lines(path: str | Path) -> Iterator[RawLine | ReadError]:
     """
     source = str(path)
     number = 0
+    limit = size_limit("AGENTGAUGE_MAX_LINE_BYTES", MAX_LINE_BYTES)
     try:
         with _binary_lines(path) as fh:
-            for number, data in enumerate(fh, start=1):
+            for number, data in enumerate(iter(lambda: fh.readline(limit + 1), b""), start=1):
+                if len(data) > limit and not data.endswith(b"\n"):
+                    # what is left of the line is skipped unread, not held in memory
+                    while (rest := fh.readline(1 << 20)) and not rest.endswith(b"\n"):
+                        pass
+                    yield ReadError(
+                        source,
+                        number,
+                        None,
+                        f"the line is longer than {limit} bytes (the limit is set with "
+                        "AGENTGAUGE_MAX_LINE_BYTES)",
+                    )
+                    continue
                 if number == 1:
                     data = data.removeprefix(codecs.BOM_UTF8)
                 try:
@@ -173,8 +196,6 @@ def field_path(loc: tuple[int | str, ...]) -> str:
     return out
 
 
-NESTED_TOO_DEEPLY = "invalid JSON: nested too deeply to read"
-
 _PYDANTIC_PREFIXES = ("Value error, ", "Assertion failed, ")
 
 
@@ -200,7 +221,19 @@ def invalid_json(source: str, line: int, exc: json.JSONDecodeError) -> ReadError
         line: 1-based line number.
         exc: the parser's error.
     """
-    return ReadError(source, line, None, f"invalid JSON: {exc.msg} at column {exc.colno}")
+    return decode_error(source, line, exc)
+
+
+def decode_error(source: str, line: int, exc: BaseException) -> ReadError:
+    """A ReadError for a line that could not be decoded, whatever the reason (not JSON, an
+    integer too long, nesting too deep, a number too large, text that is not Unicode).
+
+    Args:
+        source: the file.
+        line: 1-based line number.
+        exc: one of :data:`agentgauge._safe.DECODE_ERRORS`.
+    """
+    return ReadError(source, line, None, describe(exc))
 
 
 def validation_read_error(
@@ -235,15 +268,15 @@ def validate_line(model: type[M], raw: RawLine | ReadError) -> M | ReadError:
         return model.model_validate_json(raw.text)
     except ValidationError as exc:
         error = exc
+    except DECODE_ERRORS as exc:  # raised by a validator on a hostile value
+        return decode_error(raw.source, raw.line, exc)
     first = error.errors()[0]
     if first["type"] == "json_invalid" or (first["type"] == "model_type" and not first["loc"]):
         # pydantic's message has no position: the stdlib parser says where, or what it got
         try:
             data = json.loads(raw.text)
-        except json.JSONDecodeError as jexc:
-            return invalid_json(raw.source, raw.line, jexc)
-        except RecursionError:
-            return ReadError(raw.source, raw.line, None, NESTED_TOO_DEEPLY)
+        except DECODE_ERRORS as jexc:
+            return decode_error(raw.source, raw.line, jexc)
         if isinstance(data, dict):
             # the stdlib read it and pydantic's parser did not (its depth limit, a lone surrogate)
             return ReadError(raw.source, raw.line, None, error_message(first))
@@ -280,7 +313,7 @@ def read_traces(path: str | Path) -> Iterator[Trace | ReadError]:
 def write_traces(traces: Iterable[Trace], path: str | Path) -> int:
     """Write Traces as JSONL (gzip when the name ends in ``.gz``); returns how many."""
     n = 0
-    with open_text(path, "w") as fh:
+    with atomic_path(path) as temporary, open_text(temporary, "w") as fh:
         for trace in traces:
             fh.write(trace.model_dump_json(exclude_none=True))
             fh.write("\n")

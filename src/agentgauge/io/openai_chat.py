@@ -33,6 +33,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from agentgauge._safe import DECODE_ERRORS, describe
 from agentgauge.io.importers import importer
 from agentgauge.io.jsonl import ReadError, iter_raw_lines, validate_line, validation_read_error
 from agentgauge.model import (
@@ -151,6 +152,8 @@ def decode_arguments(raw: str | dict[str, JSON] | None) -> dict[str, JSON]:
         value = json.loads(raw)
     except json.JSONDecodeError as exc:
         raise ValueError(f"arguments are not valid JSON: {exc.msg}") from None
+    except DECODE_ERRORS as exc:
+        raise ValueError(f"arguments cannot be read: {describe(exc)}") from None
     if not isinstance(value, dict):
         raise ValueError(f"arguments must be a JSON object, got {type(value).__name__}")
     return value

@@ -44,11 +44,12 @@ from typing import IO, Any, Literal, cast, get_args
 
 from pydantic import ValidationError
 
+from agentgauge._safe import DECODE_ERRORS, describe
 from agentgauge.io.importers import importer
 from agentgauge.io.jaeger import is_jaeger, jaeger_to_otlp
 from agentgauge.io.jsonl import (
-    NESTED_TOO_DEEPLY,
     ReadError,
+    decode_error,
     invalid_json,
     validation_read_error,
 )
@@ -250,8 +251,6 @@ def _documents_of(path: str | Path, needle: str | None) -> Iterator[tuple[int, A
                 doc = json.loads(text)
                 if needle is None or needle in text:
                     yield first, doc
-            except RecursionError:
-                yield ReadError(source, first, None, NESTED_TOO_DEEPLY)
             except json.JSONDecodeError as exc:
                 if exc.pos < len(text.rstrip()):
                     yield invalid_json(source, first, exc)  # a broken line of a JSONL file
@@ -261,15 +260,15 @@ def _documents_of(path: str | Path, needle: str | None) -> Iterator[tuple[int, A
                     if needle is None or needle in rest:
                         yield from _concatenated(rest, source, first)
                     return
+            except DECODE_ERRORS as exc:
+                yield decode_error(source, first, exc)
             break
         for number, text in enumerate(fh, start=first + 1):
             if text.strip() and (needle is None or needle in text):
                 try:
                     yield number, json.loads(text)
-                except RecursionError:
-                    yield ReadError(source, number, None, NESTED_TOO_DEEPLY)
-                except json.JSONDecodeError as exc:
-                    yield invalid_json(source, number, exc)
+                except DECODE_ERRORS as exc:
+                    yield decode_error(source, number, exc)
 
 
 def _second_line_is_json(text: str) -> bool:
@@ -280,7 +279,7 @@ def _second_line_is_json(text: str) -> bool:
         return False
     try:
         json.loads(lines[1])
-    except (json.JSONDecodeError, RecursionError):
+    except DECODE_ERRORS:
         return False
     return True
 
@@ -296,9 +295,6 @@ def _concatenated(text: str, source: str, first_line: int) -> Iterator[tuple[int
         line = first_line + text.count("\n", 0, pos)
         try:
             doc, end = decoder.raw_decode(text, pos)
-        except RecursionError:
-            yield ReadError(source, line, None, NESTED_TOO_DEEPLY)
-            return
         except json.JSONDecodeError as exc:
             if n_docs == 0 and _second_line_is_json(text):
                 # not pretty-printed JSON either: one document per line, with a bad first line
@@ -306,10 +302,8 @@ def _concatenated(text: str, source: str, first_line: int) -> Iterator[tuple[int
                     if raw.strip():
                         try:
                             yield first_line + offset, json.loads(raw)
-                        except RecursionError:
-                            yield ReadError(source, first_line + offset, None, NESTED_TOO_DEEPLY)
-                        except json.JSONDecodeError as line_exc:
-                            yield invalid_json(source, first_line + offset, line_exc)
+                        except DECODE_ERRORS as line_exc:
+                            yield decode_error(source, first_line + offset, line_exc)
                 return
             message = f"invalid JSON: {exc.msg} at column {exc.colno}"
             if exc.pos >= len(text.rstrip()):
@@ -322,12 +316,25 @@ def _concatenated(text: str, source: str, first_line: int) -> Iterator[tuple[int
                 f"{message}; the rest of the file is skipped",
             )
             return
+        except DECODE_ERRORS as exc:
+            yield ReadError(source, line, None, f"{describe(exc)}; the rest of the file is skipped")
+            return
         yield line, doc
         n_docs += 1
         pos = end
 
 
 # --- decoding spans ---------------------------------------------------------------------------
+
+# A span or trace whose values have an unexpected shape or size (a time past year 9999, an
+# infinite token count, a list where an object belongs) is an error of that span or trace.
+_SHAPE_ERRORS: tuple[type[Exception], ...] = (
+    *DECODE_ERRORS,
+    TypeError,
+    AttributeError,
+    KeyError,
+    IndexError,
+)
 
 
 def _any_value(value: Any, where: str) -> Any:
@@ -594,6 +601,8 @@ def _spans_of(doc: Any, line: int) -> tuple[list[_Span], list[_BadField]]:
             spans.append(_decode_span(raw, where, line, resource, scope, errors))
         except _BadField as exc:
             errors.append(exc)
+        except _SHAPE_ERRORS as exc:
+            errors.append(_BadField(where, describe(exc)))
 
     if isinstance(doc, list):
         for i, item in enumerate(doc):
@@ -658,7 +667,7 @@ def _maybe_json(value: Any) -> Any:
     if isinstance(value, str) and value[:1] in ("{", "[", '"'):
         try:
             return json.loads(value)
-        except json.JSONDecodeError:
+        except DECODE_ERRORS:
             return value
     return value
 
@@ -1712,6 +1721,9 @@ def _log_events(
                 except _BadField as exc:
                     errors.append(exc)
                     continue
+                except _SHAPE_ERRORS as exc:
+                    errors.append(_BadField(where, describe(exc)))
+                    continue
                 name = str(rec.get("eventName") or attrs.pop("event.name", "") or "")
                 if not name.startswith("gen_ai."):
                     continue  # application logs: nothing an agent trace is made of
@@ -1801,6 +1813,8 @@ def _run_items(
     except ValidationError as exc:
         line = min(s.line for s in spans)
         yield validation_read_error(source, line, exc, prefix=f"trace {group_id}")
+    except _SHAPE_ERRORS as exc:
+        yield ReadError(source, min(s.line for s in spans), f"trace {group_id}", describe(exc))
 
 
 def _conversation_of(spans: list[_Span]) -> str | None:

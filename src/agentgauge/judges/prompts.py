@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from agentgauge.judges.render import (
     clip,
@@ -47,6 +47,7 @@ __all__ = [
     "JudgeSpec",
     "PlanningRationalityVerdict",
     "TrajectoryVerdict",
+    "Verdict",
     "goal_prompt",
     "goal_reference",
     "planning_prompt",
@@ -95,7 +96,15 @@ class JudgeSpec:
     prompt_version: str
 
 
-class PlanningRationalityVerdict(BaseModel):
+class Verdict(BaseModel):
+    """The base of a judge's structured answer, validated strictly: ``true`` or ``"5"`` for a
+    score is refused (the judge is asked again, then the sample gets a reason), never read as
+    1 or 5."""
+
+    model_config = ConfigDict(strict=True)
+
+
+class PlanningRationalityVerdict(Verdict):
     """The planning-rationality judge's answer."""
 
     rationale: str = Field(description=RATIONALE)
@@ -165,7 +174,7 @@ SHORTENED_NOTE = (
 """The sentence of the instructions of every judge that sees a rendered trace."""
 
 
-class GoalAccuracyVerdict(BaseModel):
+class GoalAccuracyVerdict(Verdict):
     """The goal-accuracy judge's answer."""
 
     goal: str = Field(
@@ -208,7 +217,7 @@ GOAL_ACCURACY = JudgeSpec(
 """1.0 when the judge finds the goal achieved, else 0.0."""
 
 
-class TrajectoryVerdict(BaseModel):
+class TrajectoryVerdict(Verdict):
     """The trajectory judge's answer."""
 
     reasoning: str = Field(

@@ -20,7 +20,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, create_model
 
-from agentgauge.judges.prompts import DATA_ONLY, SHORTENED_NOTE
+from agentgauge.judges.prompts import DATA_ONLY, SHORTENED_NOTE, Verdict
 from agentgauge.judges.render import JUDGE_INPUTS, section
 
 __all__ = [
@@ -122,10 +122,10 @@ def _verdict_type(low: int | None, high: int | None) -> type[BaseModel]:
     reasoning: Any = (str, Field(description=REASONING))
     if low is None or high is None:
         passed: Any = (bool, Field(description="True when the criteria are met."))
-        return create_model("RubricPassFail", reasoning=reasoning, passed=passed)
+        return create_model("RubricPassFail", __base__=Verdict, reasoning=reasoning, passed=passed)
     described = f"An integer from {low} (not met) to {high} (fully met)."
     score: Any = (int, Field(ge=low, le=high, description=described))
-    return create_model("RubricScore", reasoning=reasoning, score=score)
+    return create_model("RubricScore", __base__=Verdict, reasoning=reasoning, score=score)
 
 
 class EvaluationSteps(BaseModel):

@@ -23,6 +23,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import math
+import os
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -277,8 +278,16 @@ class BertScorer:
         self.model_name = model
         path = resolve_model(model)
         self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
-        self._tokenizer = AutoTokenizer.from_pretrained(path)
-        self._model = AutoModel.from_pretrained(path).to(self.device).eval()
+        try:
+            self._tokenizer = AutoTokenizer.from_pretrained(path)
+            self._model = AutoModel.from_pretrained(path).to(self.device).eval()
+        except OSError:
+            if os.environ.get("HF_HUB_OFFLINE") not in ("1", "true", "TRUE", "True"):
+                raise
+            raise OSError(
+                f"the model {model!r} is not installed: run once with "
+                "'agentgauge --allow-download ...' to fetch it from the Hugging Face Hub"
+            ) from None
         config = self._model.config
         total = int(getattr(config, "num_hidden_layers", 0) or getattr(config, "n_layers", 0))
         layers = num_layers if num_layers is not None else _DEFAULT_LAYERS.get(model, total)

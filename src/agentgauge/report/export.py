@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from agentgauge._atomic import atomic_path
 from agentgauge.judges.cost import judge_spend
 from agentgauge.scoring import band, failed_gates, recommendation
 from agentgauge.stats import Summary, summarize
@@ -261,7 +262,7 @@ def write_result_json(
     """
     run = store.get_run(run_id)
     head = {**_head(store, run), **(extra or {})}
-    with Path(path).open("w", encoding="utf-8") as fh:
+    with atomic_path(path) as temporary, temporary.open("w", encoding="utf-8") as fh:
         fh.write("{\n")
         for key, value in head.items():
             fh.write(f" {_dumps(key)}: {_dumps(value)},\n")
@@ -302,9 +303,9 @@ def write_json(doc: dict[str, Any], path: str | Path) -> None:
         doc: a document from :func:`result_document`, possibly extended by a domain.
         path: the output file.
     """
-    Path(path).write_text(
-        json.dumps(finite(doc), indent=1, ensure_ascii=False, default=str), encoding="utf-8"
-    )
+    text = json.dumps(finite(doc), indent=1, ensure_ascii=False, default=str)
+    with atomic_path(path) as temporary:
+        temporary.write_text(text, encoding="utf-8")
 
 
 def write_csv(store: Store, run_id: str, path: str | Path) -> None:
@@ -319,7 +320,7 @@ def write_csv(store: Store, run_id: str, path: str | Path) -> None:
     run = store.get_run(run_id)
     metrics = store.metric_names(run.id)
     fixed = ["id", "task_id", "source", "line", "composite", "coverage", "recommendation", "band"]
-    with open(path, "w", newline="", encoding="utf-8") as fh:
+    with atomic_path(path) as temporary, temporary.open("w", newline="", encoding="utf-8") as fh:
         writer = csv.writer(fh)
         writer.writerow([*fixed, *metrics, *USAGE_FIELDS, "judge_cost_usd", "error"])
         for row in store.iter_samples(run.id):

@@ -14,6 +14,7 @@ from __future__ import annotations
 import zlib
 from pathlib import Path
 
+from agentgauge._atomic import atomic_path
 from agentgauge.store import Store
 from agentgauge.web.documents import run_document, sample_page, sample_row
 from agentgauge.web.frontend import embed_json, report_page
@@ -70,4 +71,6 @@ def write_html(store: Store, run_id: str, path: str | Path) -> None:
         run_id: the run.
         path: the output file.
     """
-    Path(path).write_text(render_html(store, run_id), encoding="utf-8")
+    text = render_html(store, run_id)
+    with atomic_path(path) as temporary:
+        temporary.write_text(text, encoding="utf-8")

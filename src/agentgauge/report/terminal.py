@@ -6,6 +6,7 @@ from typing import Any
 
 from rich import box
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
@@ -51,7 +52,7 @@ def print_summary(store: Store, run_id: str, console: Console | None = None) -> 
     weights = run.weights
     aggregate = run_aggregate(store, run.id)
     table = Table(
-        title=f"run {run.id} · suite {run.suite} · {run.n_samples} samples · {run.status}",
+        title=f"run {run.id} · suite {escape(run.suite)} · {run.n_samples} samples · {run.status}",
         title_justify="left",
     )
     for col, justify in (
@@ -68,7 +69,9 @@ def print_summary(store: Store, run_id: str, console: Console | None = None) -> 
             continue
         ci = "—" if s.ci_low is None else f"[{_fmt(s.ci_low)}, {_fmt(s.ci_high)}]"
         w = weights.get(name, 0.0)
-        table.add_row(name, f"{w:.2f}" if w else "·", _fmt(s.mean), ci, str(s.n), str(s.n_missing))
+        table.add_row(
+            escape(name), f"{w:.2f}" if w else "·", _fmt(s.mean), ci, str(s.n), str(s.n_missing)
+        )
     comp = aggregate["composite"]
     ci = "—" if comp.ci_low is None else f"[{_fmt(comp.ci_low)}, {_fmt(comp.ci_high)}]"
     table.add_section()
@@ -84,14 +87,15 @@ def print_summary(store: Store, run_id: str, console: Console | None = None) -> 
     verdict = run_verdict(run, comp.mean, {name: s.mean for name, s in aggregate.items()})
     if verdict["band"] is not None:
         console.print(
-            f"run verdict: [bold]{verdict['recommendation']}[/] "
-            f"(weight {verdict['recommendation_weight']:+.1f}) · band [bold]{verdict['band']}[/] "
+            f"run verdict: [bold]{escape(str(verdict['recommendation']))}[/] "
+            f"(weight {verdict['recommendation_weight']:+.1f}) · "
+            f"band [bold]{escape(str(verdict['band']))}[/] "
             "(the suite's thresholds applied to the mean composite)"
         )
     if verdict.get("gates_failed"):
         console.print(
-            f"[red]gate failed: {gate_note(verdict['gates_failed'])}[/]: the run is a reject "
-            "whatever its composite (the suite's \\[gates])",
+            f"[red]gate failed: {escape(gate_note(verdict['gates_failed']))}[/]: the run is a "
+            "reject whatever its composite (the suite's \\[gates])",
             highlight=False,
         )
     print_usage(run_usage(store, run.id), console)
@@ -195,7 +199,7 @@ def print_runs(store: Store, console: Console | None = None, limit: int = 50) ->
     """
     console = console or Console()
     table = compact_table(
-        f"runs in {store.path} (n: samples, bad: unreadable lines, mean: composite)"
+        f"runs in {escape(str(store.path))} (n: samples, bad: unreadable lines, mean: composite)"
     )
     # the id is what users copy: it never wraps or shrinks; the rest wraps, never cut
     table.add_column("run", no_wrap=True, min_width=12)
@@ -209,9 +213,9 @@ def print_runs(store: Store, console: Console | None = None, limit: int = 50) ->
         tags = " ".join(f"#{t}" for t in run.tags)
         what = " · ".join(x for x in (run.kind, run.suite, run.source, run.model, run.mode) if x)
         table.add_row(
-            run.id,
+            escape(run.id),
             Text("\n".join(x for x in (run.name, tags, what) if x)),
-            run.status,
+            escape(run.status),
             str(run.n_samples),
             str(run.n_errors),
             run.created_at[:16].replace("T", " "),

@@ -34,6 +34,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agentgauge._safe import DECODE_ERRORS, describe
 from agentgauge.io.jsonl import ReadError
 from agentgauge.model import Task
 
@@ -242,8 +243,8 @@ def _read_review(
             lo, hi = scales.get(aspect, _TARGET_SCALE)
             if not lo <= value <= hi:
                 raise ValueError(f"{raw!r} is outside the scale {lo:g}–{hi:g}")
-        except ValueError as exc:
-            errors.append(ReadError(source, 0, f"{where}.{aspect}", str(exc)))
+        except DECODE_ERRORS as exc:  # a 400-digit score overflows a float
+            errors.append(ReadError(source, 0, f"{where}.{aspect}", describe(exc)))
             continue
         t_lo, t_hi = _TARGET_SCALE
         scores[aspect] = t_lo + (value - lo) * (t_hi - t_lo) / (hi - lo)
@@ -294,6 +295,9 @@ def _read_excerpt(
     except (OSError, UnicodeDecodeError) as exc:
         errors.append(ReadError(str(parsed), 0, None, f"cannot read: {exc}"))
         return ""
+    except DECODE_ERRORS as exc:
+        errors.append(ReadError(str(parsed), 0, None, describe(exc)))
+        return ""
     except (KeyError, TypeError):
         errors.append(ReadError(str(parsed), 0, "metadata.sections", "missing"))
         return ""
@@ -338,6 +342,8 @@ def read_paper_file(
             raise _FileError(None, f"not valid JSON: {exc.msg}", exc.lineno) from None
         except (OSError, UnicodeDecodeError) as exc:
             raise _FileError(None, f"cannot read: {exc}") from None
+        except DECODE_ERRORS as exc:
+            raise _FileError(None, describe(exc)) from None
         if not isinstance(data, dict):
             raise _FileError(None, f"expected a JSON object, got {type(data).__name__}")
         entries = data.get("reviews", [])
@@ -370,6 +376,9 @@ def read_paper_file(
         )
     except _FileError as exc:
         errors.append(ReadError(source, exc.line, exc.field, exc.message))
+        return None, errors
+    except DECODE_ERRORS as exc:  # a value of the paper too large or too deep to use
+        errors.append(ReadError(source, 0, None, describe(exc)))
         return None, errors
     return paper, errors
 

@@ -11,9 +11,9 @@ as data.
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
-from agentgauge.judges.prompts import DATA_NOTE, RATIONALE, SCALE, JudgeSpec
+from agentgauge.judges.prompts import DATA_NOTE, RATIONALE, SCALE, JudgeSpec, Verdict
 from agentgauge.judges.render import section
 from agentgauge.model import Trace
 
@@ -28,7 +28,7 @@ __all__ = [
 ]
 
 
-class TechnicalAccuracyVerdict(BaseModel):
+class TechnicalAccuracyVerdict(Verdict):
     """The technical-accuracy judge's answer."""
 
     rationale: str = Field(description=RATIONALE)
@@ -43,7 +43,7 @@ class TechnicalAccuracyVerdict(BaseModel):
     )
 
 
-class ConstructivenessVerdict(BaseModel):
+class ConstructivenessVerdict(Verdict):
     """The constructiveness judge's answer."""
 
     rationale: str = Field(description=RATIONALE)

@@ -15,7 +15,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from agentgauge.io.jsonl import ReadError, error_message, field_path, invalid_json, iter_raw_lines
+from agentgauge._safe import DECODE_ERRORS
+from agentgauge.io.jsonl import ReadError, decode_error, error_message, field_path, iter_raw_lines
 from agentgauge.model import JSON, Step, StepKind, Task, ToolCall, Trace, Usage
 from agentgauge.toolcall.bfcl_multiturn import (
     CallInputError,
@@ -216,8 +217,8 @@ def read_predictions(
             continue
         try:
             data = json.loads(raw.text)
-        except json.JSONDecodeError as exc:
-            yield invalid_json(raw.source, raw.line, exc)
+        except DECODE_ERRORS as exc:
+            yield decode_error(raw.source, raw.line, exc)
             continue
         if not isinstance(data, dict) or "id" not in data:
             yield ReadError(raw.source, raw.line, "id", "a prediction needs an 'id'")
@@ -236,6 +237,8 @@ def read_predictions(
             made = ReadError(
                 raw.source, raw.line, "result", f"{field_path(err['loc'])}: {error_message(err)}"
             )
+        except DECODE_ERRORS as exc:  # a model's answer too large or too deep to use
+            made = decode_error(raw.source, raw.line, exc)
         if isinstance(made, str):
             yield ReadError(raw.source, raw.line, made, _BAD_PREDICTION_FIELD[made])
             continue

@@ -35,12 +35,14 @@ from typing import Any, Literal, TypeAlias
 
 from pydantic import ValidationError
 
+from agentgauge._safe import DECODE_ERRORS, describe
 from agentgauge.model import ToolCall, ToolSpec
 from agentgauge.registry import Registry
 from agentgauge.toolcall.schema import find_tool, parameter_names
 
 __all__ = [
     "PARSERS",
+    "SCAN_LIMIT",
     "ParseResult",
     "Parser",
     "Positional",
@@ -51,6 +53,12 @@ __all__ = [
 Positional = Literal["schema", "drop"]
 
 _DECODER = json.JSONDecoder()
+# a bracket that can open a JSON value: "{" before a key or "}", "[" before a value or "]"
+# (prose such as "[see above]" is not tried)
+_OPENING = re.compile(r"\{(?=\s*[\"}])|\[(?=\s*[\]\"{\[\-0-9tfn])")
+SCAN_LIMIT = 8
+_FIRST_WINDOW = 256
+"""How many times its length an output is read, at most, when searching it for JSON calls."""
 _HERMES_BLOCK = re.compile(r"<tool_call>(.*?)(?:</tool_call>|\Z)", re.DOTALL)
 _MISTRAL_MARK = "[TOOL_CALLS]"
 _LLAMA_PYTHON_TAG = "<|python_tag|>"
@@ -240,20 +248,55 @@ def _strip_fence(text: str) -> str:
 
 def _json_values(text: str) -> Iterator[tuple[int, int, Any]]:
     """Every JSON object or array in ``text`` (start, end, value), outermost first; a value
-    that is not a call is searched inside."""
-    i = 0
-    while i < len(text):
-        if text[i] in "{[":
-            try:
-                value, end = _DECODER.raw_decode(text, i)
-            except json.JSONDecodeError:
-                i += 1
-                continue
-            if _holds_calls(value):
-                yield i, end, value
-                i = end
-                continue
-        i += 1
+    that is not a call is searched inside.
+
+    Each bracket is tried, and a try reads up to where the value ends or fails: text with many
+    unclosed brackets would be read once per bracket (quadratic time). The reading is counted,
+    and stops with a failure past :data:`SCAN_LIMIT` times the text's length.
+    """
+    budget = SCAN_LIMIT * len(text) + 4096
+    after_call = 0
+    for match in _OPENING.finditer(text):
+        i = match.start()
+        if i < after_call:
+            continue  # inside a call already read
+        value, end, read = _decode_at(text, i)
+        budget -= read
+        if end > 0 and _holds_calls(value):
+            yield i, end, value
+            after_call = end
+        if budget < 0:
+            raise _ParseFailure(
+                "the output has too many nested or unclosed brackets to search for calls "
+                f"(more than {SCAN_LIMIT} times its length read)"
+            )
+
+
+def _decode_at(text: str, i: int) -> tuple[Any, int, int]:
+    """The JSON value that starts at ``text[i]``: ``(value, end, characters read)``, with an
+    ``end`` of -1 when there is none.
+
+    The value is read from a window of the text that grows (×4) only while the value runs past
+    it: a failure (whose error message counts the lines before it) costs what it read, not the
+    whole text before it.
+    """
+    window, read = _FIRST_WINDOW, 0
+    while True:
+        piece = text[i : i + window]
+        try:
+            value, end = _DECODER.raw_decode(piece)
+        except json.JSONDecodeError as exc:
+            ran_out = exc.pos >= len(piece) - 8 or exc.msg.startswith("Unterminated string")
+            if not ran_out or i + window >= len(text):
+                return None, -1, read + exc.pos + 1
+            read += len(piece)
+            window *= 4
+        except DECODE_ERRORS:
+            # nested too deeply (and so is every bracket inside), an integer too long: counted
+            # as the rest of the text read, so that a deep nest ends the search soon
+            return None, -1, read + len(text) - i
+        else:
+            return value, i + end, read + end
 
 
 def _holds_calls(value: Any) -> bool:
@@ -519,3 +562,5 @@ def parse_tool_calls(
     except (RecursionError, MemoryError):
         # adversarial or degenerate output: deeper or larger than the parsers can walk
         return ParseResult([], "the output is nested too deeply or too large to read", None)
+    except DECODE_ERRORS as exc:  # an integer too long, a number too large
+        return ParseResult([], f"the output cannot be read: {describe(exc)}", None)

@@ -24,9 +24,9 @@ import asyncio
 import copy
 import inspect
 import json
-import os
 import random
 import re
+import shutil
 from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass, field
@@ -37,6 +37,8 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from agentgauge._atomic import atomic_path
+from agentgauge._safe import DECODE_ERRORS, describe, storable_text
 from agentgauge.http import (
     ChatEndpoint,
     RequestFailed,
@@ -131,7 +133,8 @@ class Prediction(BaseModel):
 
     def to_line(self) -> str:
         """The JSONL line, without the keys that are unset."""
-        return json.dumps(self.model_dump(exclude_none=True), ensure_ascii=False)
+        # a lone surrogate in a model's answer is written as its JSON escape, not refused
+        return storable_text(json.dumps(self.model_dump(exclude_none=True), ensure_ascii=False))
 
 
 class RunSettings(RetryPolicy):
@@ -345,6 +348,8 @@ class HttpChatBackend(ChatEndpoint):
         except (json.JSONDecodeError, UnicodeDecodeError):
             excerpt = self.excerpt(response)
             raise ResponseError(f"response body is not JSON: {excerpt!r}") from None
+        except DECODE_ERRORS as exc:  # an integer too long, nesting too deep
+            raise ResponseError(f"response body cannot be read: {describe(exc)}") from None
         try:
             completion = completion_from_response(payload)
         except ResponseError as exc:
@@ -524,7 +529,14 @@ def run_to_jsonl(
         opened: AbstractAsyncContextManager[Any] = (
             backend if isinstance(backend, HttpChatBackend) else nullcontext()
         )
-        with path.open("a" if resume else "w", encoding="utf-8") as fh:
+        # an interrupted run keeps its lines in place, for --resume
+        with (
+            atomic_path(path, keep_partial=True) as temporary,
+            temporary.open("w", encoding="utf-8") as fh,
+        ):
+            if resume and path.exists():
+                with path.open(encoding="utf-8") as kept:
+                    shutil.copyfileobj(kept, fh)
 
             def write(prediction: Prediction) -> None:
                 fh.write(prediction.to_line() + "\n")
@@ -561,7 +573,7 @@ def keep_answered(path: str | Path) -> set[str]:
         for line in fh:
             try:
                 data = json.loads(line)
-            except json.JSONDecodeError:
+            except DECODE_ERRORS:
                 continue
             if not isinstance(data, dict) or "result" not in data or data.get("error"):
                 continue
@@ -569,7 +581,6 @@ def keep_answered(path: str | Path) -> set[str]:
             if "id" in data and key not in answered:
                 answered.add(key)
                 kept.append(line if line.endswith("\n") else line + "\n")
-    partial = source.with_name(source.name + ".partial")
-    partial.write_text("".join(kept), encoding="utf-8")
-    os.replace(partial, source)
+    with atomic_path(source) as temporary:
+        temporary.write_text("".join(kept), encoding="utf-8")
     return answered

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from agentgauge._atomic import atomic_path
 from agentgauge.tuning.impact import Effect
 from agentgauge.tuning.tuner import TuningResult
 
@@ -57,7 +58,8 @@ def plot_convergence(
     ax.grid(alpha=0.3)
     fig.tight_layout()
     out = Path(path)
-    fig.savefig(out, dpi=110)
+    with atomic_path(out) as temporary:
+        fig.savefig(temporary, dpi=110)
     plt.close(fig)
     return out
 
@@ -94,6 +96,7 @@ def plot_impact(effects: Sequence[Effect], path: str | Path, *, title: str | Non
     ax.set_title(title or "Parameter impact (* = 95% CI excludes 0)")
     fig.tight_layout()
     out = Path(path)
-    fig.savefig(out, dpi=110)
+    with atomic_path(out) as temporary:
+        fig.savefig(temporary, dpi=110)
     plt.close(fig)
     return out

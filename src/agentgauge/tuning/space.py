@@ -36,6 +36,7 @@ import numpy as np
 from numpy.typing import NDArray
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from agentgauge._safe import READ_ERRORS, describe
 from agentgauge.errors import AgentgaugeError
 from agentgauge.io.jsonl import error_message
 from agentgauge.model import JSON
@@ -299,8 +300,8 @@ def load_space(path: str | Path | None, base: ParameterSpace | None = None) -> P
     p = Path(path)
     try:
         data = tomllib.loads(p.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise ParameterError(f"{p}: cannot read parameter file: {exc}") from None
+    except READ_ERRORS as exc:
+        raise ParameterError(f"{p}: cannot read parameter file: {describe(exc)}") from None
     unknown = sorted(set(data) - {"params"})
     if unknown:
         raise ParameterError(f"{p}: unknown key {unknown[0]!r} (expected [params.NAME] tables)")

@@ -17,7 +17,14 @@ from pathlib import Path
 
 from pydantic import AliasChoices, Field, ValidationError
 
-from agentgauge.io.jsonl import ReadError, iter_raw_lines, validate_line, validation_read_error
+from agentgauge._safe import DECODE_ERRORS
+from agentgauge.io.jsonl import (
+    ReadError,
+    decode_error,
+    iter_raw_lines,
+    validate_line,
+    validation_read_error,
+)
 from agentgauge.io.openai_chat import (
     CallFunction,
     ChatTool,
@@ -218,3 +225,5 @@ def read_conversations(
             yield ReadError(raw.source, raw.line, exc.field, exc.message)
         except ValidationError as exc:
             yield validation_read_error(raw.source, raw.line, exc)
+        except DECODE_ERRORS as exc:  # a value too large or too deep to use
+            yield decode_error(raw.source, raw.line, exc)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from pydantic import Field
 
+from agentgauge._safe import DECODE_ERRORS
 from agentgauge.io.jsonl import RawLine, ReadError, iter_raw_lines, validate_line
 from agentgauge.io.openai_chat import ChatFunction, Loose
 from agentgauge.model import JSON, ExpectedCall, Task, ToolSpec
@@ -199,7 +200,7 @@ def _is_multi_turn_file(path: Path) -> bool:
         return False
     try:
         data = json.loads(first.text)
-    except json.JSONDecodeError:
+    except DECODE_ERRORS:
         return False
     key = data.get("id") if isinstance(data, dict) else None
     return isinstance(key, str) and "multi_turn" in key.rsplit("_", 1)[0]
