@@ -28,6 +28,11 @@ demo: install
 test: install $(BENCH_DEPS)/.installed
 	$(PY) -m pytest -q
 
+# Longer fuzzing of every reader: FUZZ_EXAMPLES generated inputs each (make test runs 25).
+FUZZ_EXAMPLES ?= 2000
+fuzz: install $(BENCH_DEPS)/.installed
+	AGENTGAUGE_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(PY) -m pytest -q tests/test_fuzz.py
+
 lint: install
 	$(VENV)/bin/ruff check src tests bench examples
 	$(VENV)/bin/ruff format --check src tests bench examples
