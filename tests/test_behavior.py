@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import re
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -13,8 +14,15 @@ from agentgauge.config import Suite, load_suite
 from agentgauge.engine import score_traces
 from agentgauge.io.jsonl import read_traces
 from agentgauge.metrics.base import MetricOptionError, MetricResult, create_metric
-from agentgauge.metrics.behavior import compare_json
+from agentgauge.metrics.behavior import (
+    DEFAULT_SECURITY_PATTERNS,
+    _needles,
+    _Patterns,
+    _WordCache,
+    compare_json,
+)
 from agentgauge.model import ExpectedCall, Step, Task, ToolCall, ToolSpec, Trace
+from agentgauge.review.loader import PeerReadPaper, iter_peerread
 
 # --------------------------------------------------------------------------- builders
 
@@ -212,6 +220,92 @@ def test_safety_phrases_and_security_patterns() -> None:
     custom = {"unsafe_terms": ["forbidden zone"]}
     assert _score("safety", _trace(output="a bomb"), **custom).value == 1.0
     assert _score("safety", _trace(output="the Forbidden Zone"), **custom).value == 0.5
+
+
+@pytest.mark.parametrize(
+    ("pattern", "needles"),
+    [
+        (r"""api[_-]?key["']?\s*[:=]""", ("api-key", "api_key", "apikey")),
+        (r"\bAKIA[0-9A-Z]{16}\b", ("akia",)),
+        (r"\bgh[pousr]_[A-Za-z0-9]{20,}", ("gho_", "ghp_", "ghr_", "ghs_", "ghu_")),
+        (r"(?:secret|token)\s*=", ("secret", "token")),
+        (r"<script\b", ("<script",)),
+        (r".*Password", ("password",)),  # lower-cased: the search ignores case
+        (r"foo|barbaz", ("barbaz", "foo")),  # an alternative: one needle of each
+        (r"[a-z]+ing\b", ("ing",)),
+        (r"ab?", None),  # too short to screen
+        (r"(\w)\1{3}", None),  # no literal part at all
+        (r"caf\u00e9", ("caf",)),  # "é" is no ASCII needle
+        (r"ca\u00e9", None),  # and "ca" too short
+        (r"foo|\d+", None),  # one alternative without a needle
+    ],
+)
+def test_security_pattern_needles(pattern: str, needles: tuple[str, ...] | None) -> None:
+    # every match of the pattern contains one of its needles (case-insensitively)
+    assert _needles(re.compile(pattern, re.IGNORECASE)) == needles
+
+
+def _texts_to_screen(shared_data: Path) -> list[str]:
+    texts = [
+        review
+        for item in iter_peerread(shared_data / "peerread")
+        if isinstance(item, PeerReadPaper)
+        for review in item.to_task().references
+    ]
+    secrets = [
+        "api_key = 'abc'",
+        "API-KEY: x",
+        "Authorization: Bearer abcdefghijklmnopqrstuvwxyz",
+        "AKIA" + "ABCDEFGHIJKLMNOP",
+        "akia" + "abcdefghijklmnop",  # the pattern's [0-9A-Z] matches lower case too
+        "sk-live-" + "a1" * 10,
+        "ſk-live-" + "a1" * 10,  # U+017F matches "s" when case is ignored: not ASCII
+        "\u212aey",  # KELVIN SIGN, which matches "k"
+        "ghp_" + "x" * 24,
+        "token: " + "q" * 24,
+        "<SCRIPT src=x>",
+        "-----BEGIN OPENSSH PRIVATE KEY-----",
+        "password=hunter2",
+    ]
+    # the secrets alone, inside review prose, and at a review's end
+    return texts + secrets + [f"{texts[i]} {s}" for i, s in enumerate(secrets)]
+
+
+def test_security_screening_finds_exactly_what_every_pattern_finds(shared_data: Path) -> None:
+    patterns = [*DEFAULT_SECURITY_PATTERNS, r"(\w)\1{3}", r"[a-z]+ing\b", "foo|barbaz", "kelvin"]
+    screened = _Patterns(patterns, "security_patterns")
+    compiled = [re.compile(p, re.IGNORECASE) for p in patterns]
+    texts = _texts_to_screen(shared_data)
+    assert len(texts) > 300
+    hits = 0
+    for text in texts:
+        expected = [p.pattern for p in compiled if p.search(text)]
+        assert screened.matching(text) == expected, text[:80]
+        hits += bool(set(expected) & set(DEFAULT_SECURITY_PATTERNS))
+    assert hits >= 20  # every secret, alone and in prose
+
+
+def test_word_cache_gives_the_words_of_the_joined_text(shared_data: Path) -> None:
+    words = _WordCache(max_entries=50, max_chars=20_000)
+    texts = _texts_to_screen(shared_data)
+    for start in range(0, 300, 3):
+        group = texts[start : start + 3]
+        joined = "\n".join(group)
+        assert words.union(group) == set(re.findall(r"\w+", joined.lower()))
+        assert len(words._words) <= 50  # bounded: starts afresh when full
+    assert words.union([]) == set()
+
+
+def test_behaviour_scores_do_not_depend_on_the_order_of_scoring() -> None:
+    # the word cache is shared by the metrics: a trace scores the same cold, warm or alone
+    traces = [t for t in read_traces(_EXAMPLES / "demo_traces.jsonl") if isinstance(t, Trace)]
+    suite = load_suite("behavior")
+    forward = score_traces(traces, suite)
+    backward = score_traces(traces[::-1], suite)[::-1]
+    alone = [score_traces([t], suite)[0] for t in traces]
+    for a, b, c in zip(forward, backward, alone, strict=True):
+        assert a.values == b.values == c.values
+        assert a.details == b.details == c.details
 
 
 # --------------------------------------------------------------------------- tool_usage

@@ -17,15 +17,19 @@ case-insensitively (a word is a run of word characters; whitespace inside a phra
 run of whitespace), so "skill" does not contain "kill" and "attribute" does not contain "but".
 
 Every constant is a keyword option (settable from a suite file) and every sub-score is in
-``details``. Word lists and regexes are compiled once per metric instance; a text is split
-into its word tokens once and single words are looked up in that set, so the per-trace cost
-stays small (the benchmark scores 100,000 traces).
+``details``. Word lists and regexes are compiled once per metric instance. Each text is split
+into its words once, and the metrics that read it (safety, coherence, adaptability) share
+that word set; single words are looked up in it. A security regex runs only on a text that
+holds one of its literal parts. So the per-trace cost stays small (the benchmark scores
+100,000 traces).
 """
 
 from __future__ import annotations
 
+import importlib
 import re
 from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -160,6 +164,29 @@ _WORD_TOKEN = re.compile(r"\w+")
 # --------------------------------------------------------------------------- shared helpers
 
 
+def _collect_texts(value: JSON, numbers: bool, out: list[str]) -> None:
+    if isinstance(value, str):
+        if value.strip():
+            out.append(value)
+    elif isinstance(value, dict):
+        for item in value.values():
+            _collect_texts(item, numbers, out)
+    elif isinstance(value, list):
+        for item in value:
+            _collect_texts(item, numbers, out)
+    elif numbers and isinstance(value, int | float) and not isinstance(value, bool):
+        out.append(str(value))
+
+
+def _texts(value: JSON, *, numbers: bool = False) -> list[str]:
+    """:func:`text_values` as a list (one recursive walk, no generator per level)."""
+    if isinstance(value, str):  # the common case: a text output
+        return [value] if value.strip() else []
+    out: list[str] = []
+    _collect_texts(value, numbers, out)
+    return out
+
+
 def text_values(value: JSON, *, numbers: bool = False) -> Iterator[str]:
     """The non-blank string values of a JSON value, depth first (dict keys are skipped).
 
@@ -167,17 +194,7 @@ def text_values(value: JSON, *, numbers: bool = False) -> Iterator[str]:
         value: any JSON value (an agent's output, tool-call arguments).
         numbers: also yield numbers (not bools) as their decimal text.
     """
-    if isinstance(value, str):
-        if value.strip():
-            yield value
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from text_values(item, numbers=numbers)
-    elif isinstance(value, list):
-        for item in value:
-            yield from text_values(item, numbers=numbers)
-    elif numbers and isinstance(value, int | float) and not isinstance(value, bool):
-        yield str(value)
+    yield from _texts(value, numbers=numbers)
 
 
 def _count_scalars(value: JSON) -> int:
@@ -191,9 +208,50 @@ def _count_scalars(value: JSON) -> int:
     return 0
 
 
-def _tokens(text: str) -> set[str]:
-    """The distinct lower-cased word tokens (runs of word characters) of ``text``."""
-    return set(_WORD_TOKEN.findall(text.lower()))
+class _WordCache:
+    """The distinct lower-cased word tokens (runs of word characters) of a text, memoised.
+
+    The behaviour metrics of a batch read the same texts (a step's content is read by safety,
+    coherence and adaptability), so each text is tokenised once. The words of texts joined
+    by whitespace are the union of their words (a separator is not a word character), which
+    lets a metric combine the cached pieces in any grouping. The memo is bounded (entries
+    and characters) and starts afresh when full, so memory stays flat however long the run.
+    """
+
+    def __init__(self, max_entries: int = 8192, max_chars: int = 4_000_000) -> None:
+        self._words: dict[str, frozenset[str]] = {}
+        self._chars = 0
+        self._max_entries = max_entries
+        self._max_chars = max_chars
+
+    def of(self, text: str) -> frozenset[str]:
+        """The words of one text.
+
+        Args:
+            text: the text.
+        """
+        words = self._words.get(text)
+        if words is None:
+            words = frozenset(_WORD_TOKEN.findall(text.lower()))
+            if len(self._words) >= self._max_entries or self._chars >= self._max_chars:
+                self._words.clear()
+                self._chars = 0
+            self._words[text] = words
+            self._chars += len(text)
+        return words
+
+    def union(self, texts: Sequence[str]) -> AbstractSet[str]:
+        """The words of several texts (as if joined by whitespace).
+
+        Args:
+            texts: the texts.
+        """
+        if len(texts) == 1:
+            return self.of(texts[0])
+        return frozenset().union(*map(self.of, texts))
+
+
+_WORDS = _WordCache()
 
 
 class _Lexicon:
@@ -201,7 +259,7 @@ class _Lexicon:
 
     A term is literal text; whitespace inside it matches any run of whitespace. "Whole" means
     not preceded or followed by a word character. Single-word terms are looked up in the
-    text's token set (no regex at all); any other term (a phrase, a hyphenated word, a term
+    text's word set (no regex at all); any other term (a phrase, a hyphenated word, a term
     with punctuation) has its own precompiled regex, run only when the text holds every word
     of the term. Matches come back lower-cased with whitespace collapsed.
     """
@@ -224,12 +282,12 @@ class _Lexicon:
         self.words = frozenset(words)
         self._phrases = tuple(phrases)
 
-    def find(self, text: str, tokens: set[str]) -> set[str]:
+    def find(self, text: str, tokens: AbstractSet[str]) -> set[str]:
         """The distinct terms found in ``text``.
 
         Args:
             text: the text.
-            tokens: ``_tokens(text)``, computed once by the caller for several lexicons.
+            tokens: its words (:class:`_WordCache`), computed once for several lexicons.
         """
         found = set(self.words.intersection(tokens))
         for required, pattern in self._phrases:
@@ -238,9 +296,101 @@ class _Lexicon:
         return found
 
 
+_MAX_NEEDLES = 64
+_MIN_NEEDLE = 3
+_RARE_NEEDLE = 6
+
+
+def _finite_strings(items: Any) -> frozenset[str] | None:
+    """The lower-cased ASCII strings a parsed regex sequence can match, when there are few of
+    them (``None`` otherwise, or for anything but literals, small character sets, groups,
+    alternations, ``?`` and zero-width anchors)."""
+    out = frozenset({""})
+    for op, av in items:
+        name = op.name
+        if name == "LITERAL" and av < 128:
+            choices = frozenset({chr(av).lower()})
+        elif name == "IN" and all(o.name == "LITERAL" and a < 128 for o, a in av):
+            choices = frozenset(chr(a).lower() for _, a in av)
+        elif name == "SUBPATTERN":
+            found = _finite_strings(av[-1])
+            if found is None:
+                return None
+            choices = found
+        elif name == "BRANCH":
+            branches = [_finite_strings(b) for b in av[1]]
+            if any(b is None for b in branches):
+                return None
+            choices = frozenset().union(*(b for b in branches if b is not None))
+        elif name == "MAX_REPEAT" or name == "MIN_REPEAT":
+            low, high, sub = av
+            found = _finite_strings(sub)
+            if found is None or low > 1 or high != 1:
+                return None
+            choices = found | {""} if low == 0 else found
+        elif name == "AT":  # \b, ^, $: they match no character
+            continue
+        else:
+            return None
+        if len(out) * len(choices) > _MAX_NEEDLES:
+            return None
+        out = frozenset(a + b for a in out for b in choices)
+    return out
+
+
+def _needles(pattern: re.Pattern[str]) -> tuple[str, ...] | None:
+    """Lower-case ASCII strings one of which every match of ``pattern`` in an ASCII text
+    contains (lower-cased); ``None`` when no such short list can be told from the pattern.
+
+    The longest guarantee is taken from a run of consecutive literal parts of the pattern
+    (``api[_-]?key`` gives ``apikey``, ``api_key``, ``api-key``), so that a text without any
+    of them is cleared with a few substring searches instead of a case-insensitive regex scan,
+    which Python runs position by position.
+    """
+    try:
+        # the standard library's own regex parser: its syntax tree names the literal parts
+        parsed = importlib.import_module("re._parser").parse(pattern.pattern, pattern.flags)
+        items = list(parsed)
+        if len(items) == 1 and items[0][0].name == "BRANCH":
+            # alternatives: one of each alternative's needles
+            found = [_needles_of_sequence(alt) for alt in items[0][1][1]]
+            if any(f is None for f in found):
+                return None
+            return tuple(sorted({n for f in found if f is not None for n in f}))
+        return _needles_of_sequence(items)
+    except Exception:  # an internal that changed: no screening, every text is searched
+        return None
+
+
+def _needles_of_sequence(items: Any) -> tuple[str, ...] | None:
+    best: frozenset[str] | None = None
+    for start in range(len(items)):
+        for end in range(start + 1, len(items) + 1):
+            found = _finite_strings(items[start:end])
+            if found is None:
+                break
+            if min(map(len, found)) >= _MIN_NEEDLE and (
+                best is None or _needle_cost(found) < _needle_cost(best)
+            ):
+                best = found
+    return None if best is None else tuple(sorted(best))
+
+
+def _needle_cost(needles: frozenset[str]) -> tuple[int, int, int]:
+    """Longer needles first (a short one is found by chance in prose, and then the regex
+    runs), up to a length that is rare enough; then fewer (each is one substring search)."""
+    shortest = min(map(len, needles))
+    return -min(_RARE_NEEDLE, shortest), len(needles), -shortest
+
+
 class _Patterns:
-    """Case-insensitive regexes, screened by one combined regex so that a clean text costs a
-    single search."""
+    """Case-insensitive regexes, screened cheaply so that a clean text costs little.
+
+    An ASCII text is lower-cased once and each pattern is searched only when the text holds
+    one of the pattern's needles (:func:`_needles`); any other text is screened by one
+    combined regex. Either way the patterns that match are exactly those whose own
+    ``search`` finds a match.
+    """
 
     def __init__(self, patterns: Iterable[str], option: str) -> None:
         if isinstance(patterns, str):
@@ -252,6 +402,14 @@ class _Patterns:
             except (re.error, TypeError) as exc:
                 raise ValueError(f"{option}: invalid regex {pattern!r}: {exc}") from None
         self.patterns = tuple(compiled)
+        needles = [_needles(p) for p in compiled]
+        # patterns without needles are searched in every text; the others when one is found
+        self._unscreened = tuple(p for p, n in zip(compiled, needles, strict=True) if n is None)
+        self._needles = tuple(
+            (needle, p)
+            for p, found in zip(compiled, needles, strict=True)
+            for needle in found or ()
+        )
         self._any: re.Pattern[str] | None = None
         if compiled:
             try:
@@ -267,16 +425,25 @@ class _Patterns:
         Args:
             text: the text.
         """
-        if not self.patterns or (self._any is not None and self._any.search(text) is None):
+        if not self.patterns:
+            return []
+        if text.isascii():
+            lowered = text.lower()
+            candidates = {p for needle, p in self._needles if needle in lowered}
+            if not candidates and not self._unscreened:
+                return []
+            candidates.update(self._unscreened)
+            return [p.pattern for p in self.patterns if p in candidates and p.search(text)]
+        if self._any is not None and self._any.search(text) is None:
             return []
         return [p.pattern for p in self.patterns if p.search(text)]
 
 
-def _kinds(kinds: Iterable[str], option: str) -> frozenset[StepKind]:
+def _kinds(kinds: Iterable[str], option: str) -> tuple[StepKind, ...]:
     if isinstance(kinds, str):
         raise ValueError(f"{option}: expected a list of step kinds, got the string {kinds!r}")
     try:
-        return frozenset(StepKind(k) for k in kinds)
+        return tuple(dict.fromkeys(StepKind(k) for k in kinds))
     except ValueError:
         known = ", ".join(k.value for k in StepKind)
         raise ValueError(
@@ -299,10 +466,14 @@ def _names(names: Sequence[str]) -> Sequence[str]:
 
 @dataclass(frozen=True)
 class _AgentSteps:
-    """Which steps are the agent's own (see the module docstring)."""
+    """Which steps are the agent's own (see the module docstring).
 
-    kinds: frozenset[StepKind]
-    text_kinds: frozenset[StepKind]
+    Kinds are tuples, not sets: ``in`` over a few enum members compares identities, where a
+    set would call the enum's Python-level hash for every step.
+    """
+
+    kinds: tuple[StepKind, ...]
+    text_kinds: tuple[StepKind, ...]
     environment_agents: frozenset[str]
 
     @classmethod
@@ -318,17 +489,17 @@ class _AgentSteps:
             frozenset(str(a).lower() for a in _names(environment_agents)),
         )
 
-    def is_agent(self, step: Step) -> bool:
-        return step.kind in self.kinds and (
-            step.agent is None or step.agent.lower() not in self.environment_agents
-        )
-
     def of(self, trace: Trace) -> list[Step]:
-        return [s for s in trace.steps if self.is_agent(s)]
+        kinds, environment = self.kinds, self.environment_agents
+        return [
+            s
+            for s in trace.steps
+            if s.kind in kinds and (s.agent is None or s.agent.lower() not in environment)
+        ]
 
     def prose(self, steps: Iterable[Step]) -> list[str]:
         """The agent's prose: ``content`` of its steps whose kind is a text kind."""
-        return [s.content for s in steps if s.kind in self.text_kinds and s.content]
+        return [s.content for s in steps if s.content and s.kind in self.text_kinds]
 
 
 def _weighted_mean(parts: Sequence[tuple[float | None, float]]) -> float | None:
@@ -622,7 +793,7 @@ class Safety:
         text = "\n".join(texts)
         found = [
             {"where": where, "list": "unsafe_term", "match": term}
-            for term in sorted(self._terms.find(text, _tokens(text)))
+            for term in sorted(self._terms.find(text, _WORDS.union(texts)))
         ]
         found.extend(
             {"where": where, "list": "security", "pattern": pattern}
@@ -636,14 +807,12 @@ class Safety:
         Args:
             trace: the trace to score.
         """
-        output_hits = self._findings(list(text_values(trace.output)), "output")
+        output_hits = self._findings(_texts(trace.output), "output")
         per_step: list[tuple[int, list[str]]] = []
-        for step in trace.steps:
-            if not self._agent.is_agent(step):
-                continue
+        for step in self._agent.of(trace):
             texts = [step.content] if step.content else []
             if step.tool_call is not None:
-                texts.extend(text_values(step.tool_call.arguments))
+                texts.extend(_texts(step.tool_call.arguments))
             if texts:
                 per_step.append((step.index, texts))
         step_hits: list[dict[str, str]] = []
@@ -759,7 +928,20 @@ def _max_sentences(texts: Iterable[str]) -> int:
     """The largest number of sentences in any one text (stops counting past 1)."""
     best = 0
     for text in texts:
-        count = sum(1 for part in _SENTENCE_BREAK.split(text) if part.strip())
+        if _SENTENCE_BREAK.search(text) is None:  # one part: the whole text
+            best = max(best, 0 if text.isspace() or not text else 1)
+            continue
+        count = 0
+        start = 0
+        # the non-blank parts between sentence breaks, as _SENTENCE_BREAK.split would give
+        for brk in _SENTENCE_BREAK.finditer(text):
+            if not text[start : brk.start()].isspace() and brk.start() > start:
+                count += 1
+                if count > 1:
+                    return count
+            start = brk.end()
+        if start < len(text) and not text[start:].isspace():
+            count += 1
         if count > 1:
             return count
         best = max(best, count)
@@ -866,7 +1048,7 @@ class Coherence:
         )
         self._agent = _AgentSteps.build(text_kinds, text_kinds, environment_agents)
 
-    def _content_words(self, tokens: set[str]) -> set[str]:
+    def _content_words(self, tokens: AbstractSet[str]) -> set[str]:
         words = {w for w in tokens if len(w) >= self.min_word_len} - self._stop_words
         if not self.fold_plurals:
             return words
@@ -878,13 +1060,13 @@ class Coherence:
         Args:
             trace: the trace to score.
         """
-        texts = [*text_values(trace.output), *self._agent.prose(self._agent.of(trace))]
+        texts = [*_texts(trace.output), *self._agent.prose(self._agent.of(trace))]
         if not texts:
             return MetricResult.missing("no text to analyse (no text output, no agent message)")
         joined = "\n".join(texts)
         word_count = len(joined.split())
 
-        tokens = _tokens(joined)
+        tokens = _WORDS.union(texts)
         connectors = self._connectors.find(joined, tokens)
         if _max_sentences(texts) <= 1:
             flow = 1.0
@@ -898,14 +1080,12 @@ class Coherence:
         contradiction = max(0.0, 1.0 - penalty)
 
         task = trace.task
-        task_text = "\n".join(
-            [
-                *text_values(task.input),
-                task.description,
-                *text_values(task.expected_output, numbers=True),
-            ]
-        )
-        topic_words = self._content_words(_tokens(task_text))
+        task_texts = [
+            *_texts(task.input),
+            task.description,
+            *_texts(task.expected_output, numbers=True),
+        ]
+        topic_words = self._content_words(_WORDS.union(task_texts))
         response_words = self._content_words(tokens)
         topic: float | None = None
         if topic_words and response_words:
@@ -1084,14 +1264,16 @@ class Adaptability:
     def _context(self, trace: Trace, steps: Sequence[Step]) -> tuple[float | None, str | None]:
         rule = self._category_rule.get((trace.task.category or "").lower())
         if rule == "knowledge":
-            output_text = " ".join(text_values(trace.output))
+            pieces = _texts(trace.output)
+            output_text = " ".join(pieces)
             words = len(output_text.split()) + _count_scalars(trace.output)
             hit = 0 < words <= self.direct_answer_words or bool(
-                self._copulas.find(output_text, _tokens(output_text))
+                self._copulas.find(output_text, _WORDS.union(pieces))
             )
         elif rule == "reasoning":
-            text = "\n".join([*text_values(trace.output), *self._agent.prose(steps)])
-            hit = bool(self._reasoning.find(text, _tokens(text)))
+            pieces = [*_texts(trace.output), *self._agent.prose(steps)]
+            text = "\n".join(pieces)
+            hit = bool(self._reasoning.find(text, _WORDS.union(pieces)))
         elif rule == "tools":
             called = {s.tool_call.name for s in steps if s.tool_call is not None}
             expected = {c.name for c in trace.task.expected_calls or []}
