@@ -1,5 +1,6 @@
 """The engine on a real SQLite file: batches, process pool, failure isolation, resume."""
 
+import gc
 import json
 import os
 import sqlite3
@@ -71,6 +72,25 @@ def test_score_traces_composite_and_isolated_failure() -> None:
     assert s_no_output.composite == 1.0 and s_no_output.coverage == pytest.approx(0.75)
     # r11: 11 steps -> min(1, 1.1) = 1.0, output -> 1.0
     assert s_ok.composite == 1.0 and s_ok.recommendation == "accept" and s_ok.band == "excellent"
+
+
+@metric("test_collector_state")
+def _collector_state(trace: Trace) -> MetricResult:
+    return MetricResult(value=1.0 if gc.isenabled() else 0.0)
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_scoring_pauses_the_garbage_collector_and_restores_it(enabled: bool) -> None:
+    suite = Suite(name="gc", metrics=["test_collector_state"])
+    trace = Trace.model_validate(_trace(1))
+    if not enabled:
+        gc.disable()
+    try:
+        [sample] = score_traces([trace], suite)
+        assert gc.isenabled() is enabled  # as it was before
+    finally:
+        gc.enable()
+    assert sample.values["test_collector_state"] == 0.0  # paused while the metrics ran
 
 
 @pytest.mark.parametrize("jobs", [1, 2])

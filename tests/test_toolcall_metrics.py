@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,7 +21,9 @@ from agentgauge.metrics.toolcall import (
 )
 from agentgauge.model import ExpectedCall, Task, ToolSpec, Trace
 from agentgauge.scoring import composite
+from agentgauge.toolcall.bfcl import reference_calls
 from agentgauge.toolcall.datasets import prediction_to_trace
+from agentgauge.toolcall.formats.bfcl import read_bfcl
 
 READ_FILE = ToolSpec(
     name="read_file",
@@ -414,3 +417,53 @@ def test_a_huge_integer_is_a_wrong_value_in_every_mode() -> None:
     )
     for mode in ("strict", "lenient"):
         assert ValueAccuracy(mode=mode).score(trace).value == 0.0
+
+
+def test_metrics_of_one_trace_share_a_diagnosis_only_where_it_is_the_same() -> None:
+    # "extra" is not in read_file's schema: tool_selection (unexpected parameters named)
+    # and parameter_accuracy (unexpected parameters allowed) need different diagnoses
+    extra = _trace(READ_CONFIG, [_call("read_file", file_path="config.json", extra=1)])
+    listed = _trace(READ_CONFIG, [_call("read_file", file_path="config.json", encoding="x")])
+    samples = score_traces([extra, listed], load_suite("toolcall"))
+    assert samples[0].details["tool_selection"]["errors"] == ["unexpected_param:extra"]
+    assert samples[0].details["parameter_accuracy"]["errors"] == []
+    assert samples[0].values["parameter_accuracy"] == 1.0
+    assert samples[1].details["tool_selection"]["errors"] == []
+    strict = create_metric("parameter_accuracy", {"allow_unexpected": False})
+    assert strict.score(extra).value == 0.0
+    assert parameter_accuracy(extra).value == 1.0  # each asks for its own diagnosis
+
+
+def test_engine_scores_real_samples_as_each_metric_alone(shared_data: Path) -> None:
+    # The engine gives the metrics a few traces at a time and the metrics share diagnoses:
+    # every value and detail must be what each metric gives a fresh copy of the trace alone.
+    root = shared_data / "bfcl"
+    traces = []
+    for name in ("BFCL_v4_live_multiple.json", "BFCL_v4_parallel_multiple.json"):
+        tasks = [t for t in read_bfcl(root / name, root / "possible_answer" / name)]
+        for task in tasks[:120]:
+            assert isinstance(task, Task)
+            calls = [
+                {c.name: c.arguments}
+                for c in reference_calls(task.tools, task.expected_calls or [])
+            ]
+            traces.append(prediction_to_trace(task, calls))
+            renamed = [{f"{n}_x": a for n, a in c.items()} for c in calls]
+            traces.append(prediction_to_trace(task, renamed[:1] + calls[1:]))
+            extra = [{n: {**a, "unlisted": 1} for n, a in c.items()} for c in calls]
+            traces.append(prediction_to_trace(task, extra))
+            traces.append(prediction_to_trace(task, calls[::-1]))
+    for options in ({}, {"parameter_accuracy": {"allow_unexpected": False}}):
+        suite = load_suite("toolcall").model_copy(update={"options": options})
+        samples = score_traces(traces, suite)
+        metrics = suite.build_metrics()
+        for trace, sample in zip(traces, samples, strict=True):
+            for m in metrics:
+                alone = m.score(trace.model_copy(deep=True))
+                assert sample.values[m.name] == alone.value, (trace.id, m.name)
+                assert sample.details[m.name] == alone.details, (trace.id, m.name)
+    # the samples are not all alike: the copies with wrong names and extra arguments fail
+    assert {s.values["tool_selection"] for s in samples} == {0.0, 1.0}
+    assert any(
+        "unexpected_param:unlisted" in s.details["tool_selection"]["errors"] for s in samples
+    )

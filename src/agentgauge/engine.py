@@ -10,6 +10,7 @@ sample and metric, and the run goes on.
 from __future__ import annotations
 
 import ctypes
+import gc
 import hashlib
 import multiprocessing as mp
 import os
@@ -44,7 +45,7 @@ from agentgauge.io.importers import IMPORTERS
 from agentgauge.io.jsonl import RawLine, ReadError, iter_raw_lines, parse_line
 from agentgauge.judges.cost import judge_spend
 from agentgauge.judges.preflight import check_judge
-from agentgauge.metrics.base import Metric, MetricResult, score_many
+from agentgauge.metrics.base import BatchMetric, Metric, MetricResult, score_many
 from agentgauge.model import Trace
 from agentgauge.registry import Registry
 from agentgauge.scoring import band, composite, failed_gates, gate_note, recommendation
@@ -123,10 +124,15 @@ def _error_text(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}{where}"
 
 
-def _score_one_metric(metric: Metric, traces: Sequence[Trace]) -> list[MetricResult | str]:
-    """Results of one metric over a batch; a metric that raises fails only the failing samples."""
+def _score_one_metric(
+    metric: Metric, traces: Sequence[Trace], batch: bool = True
+) -> list[MetricResult | str]:
+    """Results of one metric over a batch; a metric that raises fails only the failing samples.
+
+    ``batch=False`` says that the metric has no ``score_batch`` (already checked, once).
+    """
     try:
-        return list(score_many(metric, traces))
+        return list(score_many(metric, traces)) if batch else [metric.score(t) for t in traces]
     except Exception:
         out: list[MetricResult | str] = []
         for trace in traces:
@@ -135,6 +141,28 @@ def _score_one_metric(metric: Metric, traces: Sequence[Trace]) -> list[MetricRes
             except Exception as exc:
                 out.append(_error_text(exc))
         return out
+
+
+_ROUND = 64
+"""Traces scored by every per-trace metric before the next ones."""
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """No cyclic garbage collection while a batch is parsed and scored.
+
+    Scoring makes many short-lived objects, freed by reference counting as soon as they are
+    done with; the collector, triggered by their number, would walk every live object (the
+    imported libraries' included) again and again, a third of the run's time. It resumes
+    after the batch, so the garbage it finds is at most one batch's.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def score_traces(
@@ -151,9 +179,27 @@ def score_traces(
         metrics: the suite's metrics already built (to reuse loaded models); built if None.
     """
     built = list(metrics) if metrics is not None else suite.build_metrics()
+    with _collector_paused():
+        return _score_traces(traces, suite, built)
+
+
+def _score_traces(
+    traces: Sequence[Trace], suite: Suite, built: Sequence[Metric]
+) -> list[SampleScore]:
     samples = [SampleScore(trace_id=t.id, task_id=t.task.id) for t in traces]
-    for m in built:
-        for sample, result in zip(samples, _score_one_metric(m, traces), strict=True):
+    outcomes: list[list[MetricResult | str]] = [[] for _ in built]
+    per_trace = [i for i, m in enumerate(built) if not isinstance(m, BatchMetric)]
+    for i in set(range(len(built))) - set(per_trace):
+        # models and judges: the whole batch in one call
+        outcomes[i] = _score_one_metric(built[i], traces)
+    # The other metrics take a few traces at a time, all of them, so that what they share
+    # about a trace (word sets, call diagnoses) is still in their small caches.
+    for start in range(0, len(traces), _ROUND):
+        chunk = traces[start : start + _ROUND]
+        for i in per_trace:
+            outcomes[i].extend(_score_one_metric(built[i], chunk, batch=False))
+    for m, outcome in zip(built, outcomes, strict=True):
+        for sample, result in zip(samples, outcome, strict=True):
             if isinstance(result, str):
                 sample.values[m.name] = None
                 sample.metric_errors[m.name] = result
@@ -251,6 +297,11 @@ def score_batch(batch: Batch, suite: Suite, metrics: Sequence[Metric]) -> Outcom
         suite: the suite.
         metrics: the suite's metrics, built (:meth:`Suite.build_metrics`).
     """
+    with _collector_paused():
+        return _parse_and_score(batch, suite, metrics)
+
+
+def _parse_and_score(batch: Batch, suite: Suite, metrics: Sequence[Metric]) -> Outcome:
     errors: list[ReadError] = []
     keyed: list[tuple[int, str, Trace, str | None, int | None, str | None]] = []
     for seq, key, item in batch:

@@ -44,7 +44,13 @@ from agentgauge.toolcall.bfcl_multiturn import (
     is_multi_turn,
 )
 from agentgauge.toolcall.diagnosis import Diagnosis, call_dicts, diagnose
-from agentgauge.toolcall.matching import VALUE_ACCURACY_MODES, Tolerance
+from agentgauge.toolcall.matching import (
+    DEFAULT_TOLERANCE,
+    VALUE_ACCURACY_MODES,
+    Tolerance,
+    ValueMode,
+)
+from agentgauge.toolcall.schema import find_tool
 
 __all__ = [
     "ValueAccuracy",
@@ -60,9 +66,56 @@ _NO_EXPECTATION = "the task has no expected calls"
 _TOKEN = re.compile(r"\w+")
 
 
+_RECENT: dict[tuple[int, ValueMode | None, float, float, bool], tuple[Trace, Diagnosis]] = {}
+_RECENT_SIZE = 1024
+
+
+def _diagnosis(
+    trace: Trace,
+    *,
+    values: ValueMode | None = None,
+    tol: Tolerance = DEFAULT_TOLERANCE,
+    allow_unexpected: bool = False,
+) -> Diagnosis:
+    """:func:`diagnose`, made once for the metrics of one trace (tool_selection,
+    parameter_accuracy, execution_success and abstention read the same diagnosis).
+
+    The diagnoses of the last traces are kept with the traces themselves (so that an id is
+    never taken for another trace's); the engine gives every metric a few traces at a time.
+    """
+    key = (id(trace), values, tol.rel_tol, tol.abs_tol, allow_unexpected)
+    recent = _RECENT.get(key)
+    if recent is not None and recent[0] is trace:
+        return recent[1]
+    other = _RECENT.get((*key[:-1], not allow_unexpected))
+    if other is not None and other[0] is trace and _all_arguments_listed(trace):
+        d = other[1]  # allow_unexpected changes nothing when no argument is unlisted
+    else:
+        d = diagnose(trace, values=values, tol=tol, allow_unexpected=allow_unexpected)
+    if len(_RECENT) >= _RECENT_SIZE:
+        _RECENT.clear()
+    _RECENT[key] = (trace, d)
+    return d
+
+
+def _all_arguments_listed(trace: Trace) -> bool:
+    """Every argument of every call that names an expected tool is a property of that tool's
+    schema (then the schema check never meets an unexpected parameter)."""
+    expected = {e.name for e in trace.task.expected_calls or []}
+    for call in trace.tool_calls:
+        if call.name in expected:
+            tool = find_tool(trace.task.tools, call.name)
+            properties = tool.parameters.get("properties") if tool is not None else None
+            if tool is not None and not (
+                isinstance(properties, dict) and all(a in properties for a in call.arguments)
+            ):
+                return False
+    return True
+
+
 def _details(trace: Trace, d: Diagnosis, **extra: Any) -> dict[str, Any]:
     return {
-        "errors": d.errors,
+        "errors": list(d.errors),
         "error_type": d.error_type,
         "expected": call_dicts(d.expected),
         "predicted": call_dicts(d.predicted),
@@ -107,7 +160,7 @@ def tool_selection(trace: Trace) -> MetricResult:
         return failed
     if trace.task.expected_calls is None:
         return MetricResult.missing(_NO_EXPECTATION)
-    d = diagnose(trace)
+    d = _diagnosis(trace)
     return MetricResult(value=_verdict(d.selection_ok), details=_details(trace, d))
 
 
@@ -129,7 +182,7 @@ def parameter_accuracy(trace: Trace, *, allow_unexpected: bool = True) -> Metric
         return MetricResult.missing(_NO_EXPECTATION)
     if not trace.task.expected_calls:
         return MetricResult.missing("no call is expected: no parameters to check")
-    d = diagnose(trace, allow_unexpected=allow_unexpected)
+    d = _diagnosis(trace, allow_unexpected=allow_unexpected)
     if d.unknown_tools and not d.unmatched_expected and all(p.name_ok for p in d.pairs):
         return MetricResult.missing(
             f"no schema for expected tool(s) {', '.join(d.unknown_tools)} in task.tools",
@@ -152,7 +205,7 @@ def execution_success(trace: Trace, *, allow_unexpected: bool = True) -> MetricR
         return failed
     if trace.task.expected_calls is None:
         return MetricResult.missing(_NO_EXPECTATION)
-    d = diagnose(trace, allow_unexpected=allow_unexpected)
+    d = _diagnosis(trace, allow_unexpected=allow_unexpected)
     if d.unknown_tools and d.selection_ok:
         return MetricResult.missing(
             f"no schema for expected tool(s) {', '.join(d.unknown_tools)} in task.tools",
@@ -176,7 +229,7 @@ def abstention(trace: Trace) -> MetricResult:
         return MetricResult.missing("a call is expected: abstention does not apply")
     if (failed := _run_failure(trace)) is not None:
         return failed
-    d = diagnose(trace)
+    d = _diagnosis(trace)
     return MetricResult(value=_verdict(d.selection_ok), details=_details(trace, d))
 
 
@@ -296,7 +349,7 @@ class ValueAccuracy:
             return MetricResult.missing(_NO_EXPECTATION)
         if self.mode == "bfcl":
             return self._score_bfcl(trace)
-        d = diagnose(
+        d = _diagnosis(
             trace,
             values=self.mode,
             tol=self.tol,

@@ -13,7 +13,7 @@ The error taxonomy, in this order: ``parse_error``, ``no_call``, ``wrong_count``
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -161,17 +161,20 @@ def diagnose(
         ]
         for i, e in enumerate(expected)
     ]
-    n = max(len(expected), len(predicted))
-    mid = float(n + 1)
-    big = mid * (n + 1)
-    cost = np.array(
-        [
-            [_cost(p, len(expected[p.expected].arguments), big, mid) for p in row]
-            for row in candidates
-        ],
-        dtype=np.float64,
-    ).reshape(len(expected), len(predicted))
-    pairs = [candidates[i][j] for i, j in assign(cost)]
+    if len(expected) == 1 and len(predicted) == 1:  # the common case: one way to pair
+        pairs = [candidates[0][0]]
+    else:
+        n = max(len(expected), len(predicted))
+        mid = float(n + 1)
+        big = mid * (n + 1)
+        cost = np.array(
+            [
+                [_cost(p, len(expected[p.expected].arguments), big, mid) for p in row]
+                for row in candidates
+            ],
+            dtype=np.float64,
+        ).reshape(len(expected), len(predicted))
+        pairs = [candidates[i][j] for i, j in assign(cost)]
     paired_e = {p.expected for p in pairs}
     paired_p = {p.predicted for p in pairs}
     parse_error = trace.metadata.get("parse_error")
@@ -185,7 +188,8 @@ def diagnose(
         unknown_tools=sorted(name for name, tool in tools.items() if tool is None),
         errors=[],
     )
-    return replace(diagnosis, errors=_taxonomy(diagnosis))
+    diagnosis.errors.extend(_taxonomy(diagnosis))  # named from the other fields
+    return diagnosis
 
 
 def _taxonomy(d: Diagnosis) -> list[str]:
@@ -201,6 +205,8 @@ def _taxonomy(d: Diagnosis) -> list[str]:
     if any(not p.name_ok for p in d.pairs):
         errors.append("wrong_tool")
     detailed = [e for p in d.pairs for e in (*p.schema_errors, *p.value_errors)]
+    if not detailed:  # the common case: nothing to order or to merge
+        return errors
     detailed.sort(key=lambda e: _SCHEMA_ORDER.index(e.split(":", 1)[0]))
     errors.extend(detailed)
     return list(dict.fromkeys(errors))

@@ -114,10 +114,15 @@ def type_matches(value: Any, type_name: str) -> bool | None:
     return _TYPE_TESTS[canonical](value)
 
 
-def _canonical_types(schema: Mapping[str, Any]) -> list[str]:
-    declared = schema.get("type")
+def _type_tests(declared: Any) -> tuple[Callable[[Any], bool], ...]:
+    """The tests of the known types among a schema's ``type`` (a name or a list of names)."""
     names = declared if isinstance(declared, list) else [declared] if declared else []
-    return [_TYPE_ALIASES.get(str(n), str(n)) for n in names]
+    canonical = (_TYPE_ALIASES.get(str(n), str(n)) for n in names)
+    return tuple(_TYPE_TESTS[t] for t in canonical if t in _TYPE_TESTS)
+
+
+# the tests of each known type name, so that a value is checked without building lists
+_TESTS_OF_NAME = {name: _type_tests(name) for name in _TYPE_ALIASES}
 
 
 def _value_errors(value: Any, schema: Any, path: str) -> list[str]:
@@ -126,21 +131,28 @@ def _value_errors(value: Any, schema: Any, path: str) -> list[str]:
         return []
     if value is None and schema.get("nullable") is True:
         return []
-    for key, needed in (("anyOf", 1), ("oneOf", 1)):
-        branches = schema.get(key)
-        if isinstance(branches, list) and branches:
-            passing = sum(1 for b in branches if not _value_errors(value, b, path))
-            if passing < needed or (key == "oneOf" and passing != 1):
-                return [f"type_error:{path}"]
+    if "anyOf" in schema or "oneOf" in schema:
+        for key in ("anyOf", "oneOf"):
+            branches = schema.get(key)
+            if isinstance(branches, list) and branches:
+                passing = sum(1 for b in branches if not _value_errors(value, b, path))
+                if passing < 1 or (key == "oneOf" and passing != 1):
+                    return [f"type_error:{path}"]
     enum = schema.get("enum")
     if isinstance(enum, list) and not (
         value in enum if isinstance(value, str) else any(json_equal(value, o) for o in enum)
     ):
         return [f"type_error:{path}"]
-    types = _canonical_types(schema)
-    known = [t for t in types if t in _TYPE_TESTS]
-    if known and not any(_TYPE_TESTS[t](value) for t in known):
-        return [f"type_error:{path}"]
+    declared = schema.get("type")
+    tests = _TESTS_OF_NAME.get(declared) if isinstance(declared, str) else None
+    if tests is None:
+        tests = _type_tests(declared)
+    if tests:
+        for test in tests:
+            if test(value):
+                break
+        else:
+            return [f"type_error:{path}"]
     if isinstance(value, list):
         return _array_errors(value, schema, path)
     if isinstance(value, dict):
@@ -200,6 +212,8 @@ def check_arguments(
         ``unexpected_param:<p>``; empty when the arguments are valid.
     """
     errors = _object_errors(arguments, parameters, "", allow_unexpected=allow_unexpected)
+    if len(errors) < 2:
+        return errors
     return sorted(errors, key=lambda e: _ERROR_ORDER.index(e.split(":", 1)[0]))
 
 
