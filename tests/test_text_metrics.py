@@ -17,6 +17,7 @@ from agentgauge.engine import score_traces
 from agentgauge.metrics import text as text_module
 from agentgauge.metrics.base import MetricResult, create_metric
 from agentgauge.metrics.text import (
+    _terms,
     cosine_similarities,
     cosine_similarity_pair,
     get_bert_scorer,
@@ -81,6 +82,24 @@ def test_batched_cosine_equals_scikit_learn_per_pair(acl_pairs: list[tuple[str, 
     expected = np.array([cosine_similarity_pair(a, b) for a, b in acl_pairs])
     assert np.abs(batched - expected).max() < 1e-9
     assert expected.min() > 0.0 and expected.max() < 1.0
+
+
+def test_cosine_terms_are_scikit_learns(shared_data: Path) -> None:
+    # every review of every venue, and texts where word boundaries and Unicode matter
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS, TfidfVectorizer
+
+    texts = [
+        r
+        for venue in ("acl_2017", "conll_2016")
+        for p in _reviews_by_paper(shared_data / "peerread", venue)
+        for r in p
+    ]
+    texts += ["a b cd e_f 1 22 x-y", "Ünïcode wörds ÉTÉ été ﬁne Ⅻ ²³ naïve", "", "__ _a a_"]
+    analyser = TfidfVectorizer(stop_words="english", ngram_range=(1, 2)).build_analyzer()
+    for text in texts:
+        ours = [t if isinstance(t, str) else " ".join(t) for t in _terms(text, ENGLISH_STOP_WORDS)]
+        assert ours == analyser(text)
+    assert len(texts) > 300
 
 
 def test_cosine_edge_cases() -> None:
