@@ -334,3 +334,18 @@ def test_a_suite_whose_judge_has_a_budget_is_built_anew_for_each_run() -> None:
     assert first[0] is not second[0]
     free = budgeted.model_copy(update={"judge": JudgeSettings(model="test")})
     assert free.build_metrics()[0] is free.build_metrics()[0]
+
+
+def test_a_version_3_store_gains_the_embedding_cache(tmp_path: Path) -> None:
+    db = tmp_path / "old.db"
+    with Store(db) as store:
+        run_id = store.create_run(kind="evaluate", suite="behavior", config={})
+        store.connection.executescript("DROP TABLE embedding_cache; PRAGMA user_version = 3;")
+    with Store(db) as store:
+        assert store.connection.execute("PRAGMA user_version").fetchone()[0] == 4
+        assert store.get_run(run_id).kind == "evaluate"  # the runs are kept
+        rows = [(b"d1", b"\x01\x00\x00\x00", b"\x00\x00\x80\x3f")]
+        store.cache_embeddings("m", 6, rows)
+        store.cache_embeddings("m", 6, [(b"d1", b"other", b"other")])  # the first one stays
+        assert store.cached_embeddings("m", 6, [b"d1", b"d2"]) == {b"d1": rows[0][1:]}
+        assert store.cached_embeddings("m", 5, [b"d1"]) == {}  # another layer

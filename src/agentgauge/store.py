@@ -2,9 +2,9 @@
 
 Tables: ``runs`` (kind, suite, full config minus secrets, status), ``samples`` (one row per
 scored trace, with its composite, verdict, tokens and cost, task category, error type and the
-trace itself compressed), ``metric_values``
-(one row per sample and metric), ``read_errors`` (bad input lines), ``records`` (ordered JSON
-records that a domain attaches to a run, such as a tuning history) and ``judge_cache``.
+trace itself compressed), ``metric_values`` (one row per sample and metric), ``read_errors``
+(bad input lines), ``records`` (ordered JSON records that a domain attaches to a run, such as
+a tuning history), ``judge_cache`` and ``embedding_cache``.
 Every batch is committed as one transaction, so a killed run loses at most the batch in
 flight and ``--resume`` continues from the rest.
 """
@@ -30,6 +30,7 @@ from agentgauge.model import Trace
 from agentgauge.scoring import Thresholds
 
 __all__ = [
+    "EMBEDDING_CACHE_SCHEMA",
     "JUDGE_CACHE_SCHEMA",
     "SCHEMA_VERSION",
     "Facet",
@@ -42,7 +43,7 @@ __all__ = [
     "redact_secrets",
 ]
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 JUDGE_CACHE_SCHEMA = """
 CREATE TABLE IF NOT EXISTS judge_cache (
@@ -57,6 +58,19 @@ CREATE TABLE IF NOT EXISTS judge_cache (
 """The judge cache's table (:class:`agentgauge.judges.cache.JudgeCache`): part of the store's
 schema, so that one file holds both, and created on its own by a judge that runs without a
 store."""
+
+EMBEDDING_CACHE_SCHEMA = """
+CREATE TABLE IF NOT EXISTS embedding_cache (
+    model TEXT NOT NULL,
+    layer INTEGER NOT NULL,
+    text_hash BLOB NOT NULL,
+    token_ids BLOB NOT NULL,
+    vectors BLOB NOT NULL,
+    PRIMARY KEY (model, layer, text_hash)
+)
+"""
+"""Token embeddings already computed for BERTScore, by model, layer and the text's digest
+(:meth:`Store.cached_embeddings`): a rerun over the same texts runs no model."""
 
 _MIGRATIONS: dict[int, str] = {
     1: """
@@ -139,7 +153,11 @@ _MIGRATIONS: dict[int, str] = {
     );
     CREATE INDEX samples_failed ON samples(run_id) WHERE error IS NOT NULL;
     """,
+    5: EMBEDDING_CACHE_SCHEMA,
 }
+
+
+_SQL_VARIABLES = 500  # bound parameters per statement, well under SQLite's limit
 
 
 class StoreError(AgentgaugeError, RuntimeError):
@@ -953,6 +971,51 @@ class Store:
                 (run_id, stream),
             )
         ]
+
+    # embedding cache ----------------------------------------------------------------------
+
+    def cached_embeddings(
+        self, model: str, layer: int, digests: Sequence[bytes]
+    ) -> dict[bytes, tuple[bytes, bytes]]:
+        """The cached ``(token_ids, vectors)`` blobs of the texts with these digests.
+
+        Args:
+            model: the model's name, as the embeddings were stored under it.
+            layer: the hidden layer.
+            digests: the texts' digests; the ones not cached are missing from the result.
+        """
+        found: dict[bytes, tuple[bytes, bytes]] = {}
+        for start in range(0, len(digests), _SQL_VARIABLES):
+            chunk = digests[start : start + _SQL_VARIABLES]
+            rows = self._db.execute(
+                "SELECT text_hash, token_ids, vectors FROM embedding_cache "
+                f"WHERE model = ? AND layer = ? AND text_hash IN ({','.join('?' * len(chunk))})",
+                (model, layer, *chunk),
+            )
+            found.update((r[0], (r[1], r[2])) for r in rows)
+        return found
+
+    def cache_embeddings(
+        self, model: str, layer: int, rows: Sequence[tuple[bytes, bytes, bytes]]
+    ) -> None:
+        """Keep embeddings for later runs, in one transaction.
+
+        Args:
+            model: the model's name.
+            layer: the hidden layer.
+            rows: ``(digest, token_ids, vectors)`` blobs; a digest already cached is kept.
+        """
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            self._db.executemany(
+                "INSERT OR IGNORE INTO embedding_cache VALUES (?, ?, ?, ?, ?)",
+                [(model, layer, *row) for row in rows],
+            )
+            self._db.execute("COMMIT")
+        except BaseException:
+            if self._db.in_transaction:
+                self._db.execute("ROLLBACK")
+            raise
 
     def delete_run(self, run_id: str) -> None:
         """Remove a run and everything attached to it."""

@@ -38,6 +38,7 @@ from numpy.typing import NDArray
 
 from agentgauge.metrics.base import MetricResult, metric
 from agentgauge.model import Trace
+from agentgauge.store import Store
 
 if TYPE_CHECKING:
     import torch
@@ -318,42 +319,71 @@ class BertScorer:
         )
         return list(ids)
 
-    def embed(self, texts: Sequence[str]) -> dict[str, Embedded]:
+    def embed(self, texts: Sequence[str], store: Store | None = None) -> dict[str, Embedded]:
         """Embed the distinct ``texts`` in length-sorted batches.
 
         Args:
             texts: the texts (duplicates are embedded once).
+            store: a results store whose embedding cache is read first and given the texts
+                embedded here, so that no text is embedded twice across runs.
         """
+        distinct = list(dict.fromkeys(texts))
+        out: dict[str, Embedded] = {}
+        digests: dict[str, bytes] = {}
+        if store is not None:
+            digests = {text: _digest(text) for text in distinct}
+            cached = store.cached_embeddings(
+                self.model_name, self.num_layers, list(digests.values())
+            )
+            for text in distinct:
+                if (blobs := cached.get(digests[text])) is not None:
+                    out[text] = _from_blobs(*blobs)
+        new = self._embed_new([text for text in distinct if text not in out])
+        if store is not None and new:
+            store.cache_embeddings(
+                self.model_name,
+                self.num_layers,
+                [(digests[text], *_to_blobs(item)) for text, item in new.items()],
+            )
+        return out | new
+
+    def _embed_new(self, texts: Sequence[str]) -> dict[str, Embedded]:
+        encoded = {text: self._encode(text) for text in texts}
+        order = sorted(encoded, key=lambda t: len(encoded[t]), reverse=True)
+        out: dict[str, Embedded] = {}
+        for start in range(0, len(order), self.batch_size):
+            batch = order[start : start + self.batch_size]
+            vectors = self._forward([encoded[text] for text in batch])
+            out.update(
+                (text, Embedded(v, encoded[text])) for text, v in zip(batch, vectors, strict=True)
+            )
+        return out
+
+    def _forward(self, batch: list[list[int]]) -> list[torch.Tensor]:
+        """One model pass over a batch of token ids (longest first): each text's vectors at
+        the chosen layer, l2-normalised, on the CPU."""
         import torch
 
-        encoded = {text: self._encode(text) for text in dict.fromkeys(texts)}
-        order = sorted(encoded, key=lambda t: len(encoded[t]), reverse=True)
         pad = self._tokenizer.pad_token_id or 0
-        out: dict[str, Embedded] = {}
+        width = len(batch[0])
+        ids = torch.full((len(batch), width), pad, dtype=torch.long)
+        mask = torch.zeros((len(batch), width), dtype=torch.long)
+        for row, token_ids in enumerate(batch):
+            ids[row, : len(token_ids)] = torch.tensor(token_ids)
+            mask[row, : len(token_ids)] = 1
         with torch.inference_mode():
-            for start in range(0, len(order), self.batch_size):
-                batch = order[start : start + self.batch_size]
-                width = len(encoded[batch[0]])
-                ids = torch.full((len(batch), width), pad, dtype=torch.long)
-                mask = torch.zeros((len(batch), width), dtype=torch.long)
-                for row, text in enumerate(batch):
-                    ids[row, : len(encoded[text])] = torch.tensor(encoded[text])
-                    mask[row, : len(encoded[text])] = 1
-                output = self._model(
-                    input_ids=ids.to(self.device),
-                    attention_mask=mask.to(self.device),
-                    output_hidden_states=not self._truncated,
-                )
-                hidden = (
-                    output.last_hidden_state
-                    if self._truncated
-                    else output.hidden_states[self.num_layers]
-                )
-                hidden = hidden / hidden.norm(dim=-1, keepdim=True)
-                for row, text in enumerate(batch):
-                    n = len(encoded[text])
-                    out[text] = Embedded(hidden[row, :n].float().cpu(), encoded[text])
-        return out
+            output = self._model(
+                input_ids=ids.to(self.device),
+                attention_mask=mask.to(self.device),
+                output_hidden_states=not self._truncated,
+            )
+            hidden = (
+                output.last_hidden_state
+                if self._truncated
+                else output.hidden_states[self.num_layers]
+            )
+            hidden = hidden / hidden.norm(dim=-1, keepdim=True)
+            return [hidden[row, : len(t)].float().cpu() for row, t in enumerate(batch)]
 
     def idf_weights(self, references: Sequence[str]) -> IdfWeights:
         """bert-score's idf over ``references``: ``ln((M + 1)/(df + 1))`` for a token found in
@@ -378,6 +408,7 @@ class BertScorer:
         references: Sequence[str],
         *,
         idf: IdfWeights | None = None,
+        store: Store | None = None,
     ) -> list[tuple[float, float, float]]:
         """BERTScore (precision, recall, F1) of each candidate against its reference.
 
@@ -386,13 +417,14 @@ class BertScorer:
             references: one reference per candidate.
             idf: token weights from :meth:`idf_weights`; None weighs every token 1 but
                 ``[CLS]``/``[SEP]`` (idf off, bert-score's default).
+            store: a results store that caches the embeddings (see :meth:`embed`).
         """
         if len(candidates) != len(references):
             raise ValueError(
                 f"{len(candidates)} candidates but {len(references)} references; "
                 "give one reference per candidate"
             )
-        embedded = self.embed([*candidates, *references])
+        embedded = self.embed([*candidates, *references], store)
         return [
             self.match(embedded[c], embedded[r], idf)
             for c, r in zip(candidates, references, strict=True)
@@ -426,6 +458,20 @@ class BertScorer:
         total = precision + recall
         f1 = 2 * precision * recall / total if total and math.isfinite(total) else 0.0
         return (precision, recall, f1)
+
+
+def _to_blobs(item: Embedded) -> tuple[bytes, bytes]:
+    """An embedding as the store keeps it: little-endian int32 token ids, float32 vectors."""
+    ids = np.asarray(item.token_ids, dtype="<i4").tobytes()
+    return ids, np.ascontiguousarray(item.vectors.numpy(), dtype="<f4").tobytes()
+
+
+def _from_blobs(ids: bytes, vectors: bytes) -> Embedded:
+    import torch
+
+    token_ids = np.frombuffer(ids, dtype="<i4").tolist()
+    array = np.frombuffer(vectors, dtype="<f4").reshape(len(token_ids), -1)
+    return Embedded(torch.from_numpy(array.astype(np.float32)), token_ids)
 
 
 def _drop_layers_above(model: Any, layers: int) -> bool:
@@ -568,10 +614,18 @@ class SimilarityOptions:
     semantic_weight: float
     cosine_weight: float
     jaccard_weight: float
+    embedding_cache: str | None = None
+
+    def scorer(self) -> BertScorer:
+        """The process-wide BERTScore model of these settings."""
+        return get_bert_scorer(
+            self.model, num_layers=self.num_layers, batch_size=self.batch_size, device=self.device
+        )
 
 
 _SEMANTIC_CACHE: OrderedDict[tuple[Any, ...], tuple[float, float, float]] = OrderedDict()
 _SEMANTIC_CACHE_SIZE = 50_000  # entries of about 200 bytes: texts are keyed by their digest
+_CACHE_STORES: dict[tuple[int, str], Store] = {}
 
 
 def _digest(*texts: str) -> bytes:
@@ -582,11 +636,23 @@ def _digest(*texts: str) -> bytes:
     return hasher.digest()
 
 
+def _embedding_store(path: str | None) -> Store | None:
+    """The store whose embedding cache is at ``path``, opened once per process (a worker
+    process opens its own connection, never its parent's)."""
+    if path is None:
+        return None
+    key = (os.getpid(), path)
+    if key not in _CACHE_STORES:
+        _CACHE_STORES[key] = Store(path)
+    return _CACHE_STORES[key]
+
+
 def _semantic_scores(
     options: SimilarityOptions, jobs: list[tuple[str, str, tuple[str, ...]]]
 ) -> list[tuple[float, float, float]]:
     """Raw BERTScore of (candidate, reference, reference set) jobs, memoised per process so that
-    the Tier 1 metrics of one batch share one model pass."""
+    the Tier 1 metrics of one batch share one model pass; the embeddings come from and go to
+    the ``embedding_cache`` store when there is one."""
     scorer_key = (options.model, options.num_layers, options.idf)
     keys = [
         (scorer_key, _digest(c), _digest(r), _digest(*refs) if options.idf else b"")
@@ -595,14 +661,12 @@ def _semantic_scores(
     found = {k: _SEMANTIC_CACHE[k] for k in keys if k in _SEMANTIC_CACHE}
     todo = [i for i, k in enumerate(keys) if k not in found]
     if todo:
-        scorer = get_bert_scorer(
-            options.model,
-            num_layers=options.num_layers,
-            batch_size=options.batch_size,
-            device=options.device,
-        )
+        scorer = options.scorer()
         # one length-sorted pass over every distinct text of the batch
-        embedded = scorer.embed([text for i in todo for text in jobs[i][:2]])
+        embedded = scorer.embed(
+            [text for i in todo for text in jobs[i][:2]],
+            _embedding_store(options.embedding_cache),
+        )
         idf_by_refs: dict[tuple[str, ...], IdfWeights] = {}
         for i in todo:
             candidate, reference, refs = jobs[i]
@@ -618,6 +682,92 @@ def _semantic_scores(
     return [found[k] for k in keys]
 
 
+def _review_and_references(trace: Trace) -> tuple[str, list[str]] | MetricResult:
+    """What one trace compares, or why it cannot be compared."""
+    review, references = review_text(trace), references_of(trace)
+    if review is None:
+        return MetricResult.missing(
+            "no generated review: trace.output is neither a string nor a dict with a string "
+            "'review'"
+        )
+    if not references:
+        return MetricResult.missing("the task has no reference review")
+    return review, references
+
+
+def _semantic_or_error(
+    options: SimilarityOptions, compared: Sequence[tuple[str, list[str]]]
+) -> tuple[list[tuple[float, float, float]] | None, float | None, str | None]:
+    """BERTScore of every (review, reference) pair in order, the F1 baseline, and why
+    BERTScore could not run (then no scores)."""
+    jobs = [(review, r, tuple(refs)) for review, refs in compared for r in refs]
+    if not jobs:
+        return None, options.baseline, None
+    try:
+        semantic = _semantic_scores(options, jobs)
+        baseline = options.baseline
+        if options.baseline_file is not None:
+            baseline = read_baseline(options.baseline_file, options.scorer().num_layers)
+    except (OSError, ValueError, ImportError, RuntimeError) as exc:
+        return None, None, f"BERTScore with {options.model!r} failed: {exc}"
+    return semantic, baseline, None
+
+
+def _reference_row(
+    review: str,
+    reference: str,
+    cosine: float,
+    semantic: tuple[float, float, float] | None,
+    baseline: float | None,
+    options: SimilarityOptions,
+) -> dict[str, float | None]:
+    """The scores of a review against one reference, and their weighted similarity."""
+    jaccard = jaccard_similarity(review, reference)
+    row: dict[str, float | None] = {"cosine": cosine, "jaccard": jaccard}
+    if semantic is None:
+        # without BERTScore the choice uses the other two weights, renormalised
+        lexical = options.cosine_weight + options.jaccard_weight
+        row.update(
+            semantic=None,
+            weighted=(options.cosine_weight * cosine + options.jaccard_weight * jaccard) / lexical
+            if lexical > 0
+            else None,
+        )
+        return row
+    precision, recall, f1 = semantic
+    rescaled = f1 if baseline is None else (f1 - baseline) / (1.0 - baseline)
+    row.update(
+        semantic=rescaled,
+        semantic_raw=f1,
+        semantic_precision=precision,
+        semantic_recall=recall,
+        weighted=weighted_similarity(
+            rescaled,
+            cosine,
+            jaccard,
+            semantic_weight=options.semantic_weight,
+            cosine_weight=options.cosine_weight,
+            jaccard_weight=options.jaccard_weight,
+        ),
+    )
+    return row
+
+
+def _best_reference(
+    rows: list[dict[str, float | None]], options: SimilarityOptions, semantic_error: str | None
+) -> TextSimilarity:
+    """The reference with the highest weighted similarity, and how it was chosen."""
+    ranked = [r["weighted"] if r["weighted"] is not None else -math.inf for r in rows]
+    if all(r["semantic"] is not None for r in rows):
+        selected_by = (
+            f"max of {options.semantic_weight:g}·semantic + {options.cosine_weight:g}·cosine"
+            f" + {options.jaccard_weight:g}·jaccard"
+        )
+    else:
+        selected_by = "max of cosine and jaccard weights renormalised (BERTScore unavailable)"
+    return TextSimilarity(rows, int(np.argmax(ranked)), selected_by, semantic_error)
+
+
 def compare_traces(
     traces: Sequence[Trace], options: SimilarityOptions
 ) -> list[TextSimilarity | MetricResult]:
@@ -626,41 +776,10 @@ def compare_traces(
 
     All pairs of all traces go through one TF-IDF pass and one BERTScore pass.
     """
-    prepared: list[tuple[str, list[str]] | MetricResult] = []
-    for trace in traces:
-        review, references = review_text(trace), references_of(trace)
-        if review is None:
-            prepared.append(
-                MetricResult.missing(
-                    "no generated review: trace.output is neither a string nor a dict with a "
-                    "string 'review'"
-                )
-            )
-        elif not references:
-            prepared.append(MetricResult.missing("the task has no reference review"))
-        else:
-            prepared.append((review, references))
-    pairs = [(p[0], r) for p in prepared if not isinstance(p, MetricResult) for r in p[1]]
-    cosines = cosine_similarities(pairs)
-    jobs = [
-        (p[0], r, tuple(p[1])) for p in prepared if not isinstance(p, MetricResult) for r in p[1]
-    ]
-    semantic: list[tuple[float, float, float]] | None = None
-    semantic_error: str | None = None
-    baseline = options.baseline
-    if jobs:
-        try:
-            semantic = _semantic_scores(options, jobs)
-            if options.baseline_file is not None:
-                layers = get_bert_scorer(
-                    options.model,
-                    num_layers=options.num_layers,
-                    batch_size=options.batch_size,
-                    device=options.device,
-                ).num_layers
-                baseline = read_baseline(options.baseline_file, layers)
-        except (OSError, ValueError, ImportError, RuntimeError) as exc:
-            semantic, semantic_error = None, f"BERTScore with {options.model!r} failed: {exc}"
+    prepared = [_review_and_references(trace) for trace in traces]
+    compared = [item for item in prepared if not isinstance(item, MetricResult)]
+    cosines = cosine_similarities([(review, r) for review, refs in compared for r in refs])
+    semantic, baseline, semantic_error = _semantic_or_error(options, compared)
     out: list[TextSimilarity | MetricResult] = []
     position = 0
     for item in prepared:
@@ -668,50 +787,19 @@ def compare_traces(
             out.append(item)
             continue
         review, references = item
-        rows: list[dict[str, float | None]] = []
-        for reference in references:
-            cosine = float(cosines[position])
-            jaccard = jaccard_similarity(review, reference)
-            row: dict[str, float | None] = {"cosine": cosine, "jaccard": jaccard}
-            if semantic is not None:
-                precision, recall, f1 = semantic[position]
-                rescaled = f1 if baseline is None else (f1 - baseline) / (1.0 - baseline)
-                row.update(
-                    semantic=rescaled,
-                    semantic_raw=f1,
-                    semantic_precision=precision,
-                    semantic_recall=recall,
-                    weighted=weighted_similarity(
-                        rescaled,
-                        cosine,
-                        jaccard,
-                        semantic_weight=options.semantic_weight,
-                        cosine_weight=options.cosine_weight,
-                        jaccard_weight=options.jaccard_weight,
-                    ),
-                )
-            else:
-                # without BERTScore the choice uses the other two weights, renormalised
-                lexical = options.cosine_weight + options.jaccard_weight
-                row.update(
-                    semantic=None,
-                    weighted=(options.cosine_weight * cosine + options.jaccard_weight * jaccard)
-                    / lexical
-                    if lexical > 0
-                    else None,
-                )
-            rows.append(row)
-            position += 1
-        ranked = [r["weighted"] if r["weighted"] is not None else -math.inf for r in rows]
-        best = int(np.argmax(ranked))
-        if semantic is not None:
-            selected_by = (
-                f"max of {options.semantic_weight:g}·semantic + {options.cosine_weight:g}·cosine"
-                f" + {options.jaccard_weight:g}·jaccard"
+        rows = [
+            _reference_row(
+                review,
+                reference,
+                float(cosines[position + k]),
+                None if semantic is None else semantic[position + k],
+                baseline,
+                options,
             )
-        else:
-            selected_by = "max of cosine and jaccard weights renormalised (BERTScore unavailable)"
-        out.append(TextSimilarity(rows, best, selected_by, semantic_error))
+            for k, reference in enumerate(references)
+        ]
+        position += len(references)
+        out.append(_best_reference(rows, options, semantic_error))
     return out
 
 
@@ -736,6 +824,7 @@ class _ReferenceMetric:
         semantic_weight: float = 0.5,
         cosine_weight: float = 0.3,
         jaccard_weight: float = 0.2,
+        embedding_cache: str | None = None,
     ) -> None:
         if baseline is not None and not baseline < 1.0:
             raise ValueError(f"baseline must be < 1, got {baseline}")
@@ -755,6 +844,7 @@ class _ReferenceMetric:
             semantic_weight=semantic_weight,
             cosine_weight=cosine_weight,
             jaccard_weight=jaccard_weight,
+            embedding_cache=embedding_cache,
         )
 
     def score(self, trace: Trace) -> MetricResult:
@@ -847,6 +937,7 @@ class TaskSuccess(_ReferenceMetric):
         semantic_weight: float = 0.5,
         cosine_weight: float = 0.3,
         jaccard_weight: float = 0.2,
+        embedding_cache: str | None = None,
     ) -> None:
         super().__init__(
             model=model,
@@ -859,6 +950,7 @@ class TaskSuccess(_ReferenceMetric):
             semantic_weight=semantic_weight,
             cosine_weight=cosine_weight,
             jaccard_weight=jaccard_weight,
+            embedding_cache=embedding_cache,
         )
         self.confidence_threshold = confidence_threshold
 
