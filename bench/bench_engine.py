@@ -3,7 +3,10 @@
 Each configuration runs in a fresh process so that its peak memory is its own. Prints a
 table: traces/s and peak resident memory (the main process, and with its workers), and the
 time to report the stored run (the terminal summary and the JSON document), which reads every
-sample back from the store.
+sample back from the store. Beside them, in the same run: reading the same file's lines with
+``json.loads`` (the floor of any reader) and validating them into ``Trace``; then the ratios
+``evaluate --jobs 1`` / ``json.loads``, ``--jobs N`` / ``--jobs 1`` and the peak memory of a run
+ten times smaller (flat: the memory does not grow with the number of traces).
 
     python bench/bench_engine.py [--n 100000]
 """
@@ -13,6 +16,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import os
 import random
 import resource
 import subprocess
@@ -146,6 +150,38 @@ def _in_memory(path: Path, limit: int) -> dict[str, float]:
     return {"n": len(traces), "seconds": time.perf_counter() - start}
 
 
+def _read_rates(path: Path, limit: int) -> dict[str, float]:
+    """Seconds per line of ``json.loads`` on the file's lines and of validating them into
+    ``Trace`` (best of three each)."""
+    from agentgauge.model import Trace
+
+    with path.open("rb") as fh:
+        lines = [line for _, line in zip(range(limit), fh, strict=False)]
+    best = {"json_loads": float("inf"), "validate": float("inf")}
+    for _ in range(3):
+        for key, parse in (("json_loads", json.loads), ("validate", Trace.model_validate_json)):
+            start = time.perf_counter()
+            for line in lines:
+                parse(line)
+            best[key] = min(best[key], (time.perf_counter() - start) / len(lines))
+    return best
+
+
+def _evaluate(path: Path, jobs: int) -> dict[str, float]:
+    out = subprocess.run(
+        [sys.executable, __file__, "--worker", str(path), "--jobs", str(jobs)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    result: dict[str, float] = json.loads(out.stdout.strip().splitlines()[-1])
+    return result
+
+
+def _peak(r: dict[str, float], jobs: int) -> float:
+    return r["rss_mb"] + (r["child_rss_mb"] * jobs if jobs > 1 else 0)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--n", type=int, default=100_000)
@@ -155,34 +191,43 @@ def main() -> None:
     if args.worker:
         _worker(args.worker, args.jobs)
         return
+    cores = os.cpu_count() or 1
+    load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "bench.jsonl"
         _generate(path, args.n)
+        small = Path(tmp) / "small.jsonl"
+        _generate(small, args.n // 10)
         size_mb = path.stat().st_size / 1e6
-        rows = []
-        for jobs in (1, 2):
-            out = subprocess.run(
-                [sys.executable, __file__, "--worker", str(path), "--jobs", str(jobs)],
-                capture_output=True,
-                text=True,
-                check=True,
-            )
-            rows.append((jobs, json.loads(out.stdout.strip().splitlines()[-1])))
+        # the readers right before and right after the runs, so that both see the same load
+        reads = [_read_rates(path, min(args.n, 20_000))]
+        rows = [(jobs, _evaluate(path, jobs)) for jobs in sorted({1, 2, cores})]
+        flat = _evaluate(small, 1)
+        reads.append(_read_rates(path, min(args.n, 20_000)))
         ref = _in_memory(path, min(args.n, 20_000))
+    loads_s = min(r["json_loads"] for r in reads)
+    validate_s = min(r["validate"] for r in reads)
     print(
-        f"behaviour suite, {args.n:,} traces x 10 steps ({size_mb:.0f} MB JSONL), "
-        "SQLite store writes included"
+        f"behaviour suite, {args.n:,} traces x 10 steps ({size_mb:.0f} MB JSONL), SQLite store "
+        f"writes included; load average {load_before:.1f} -> {os.getloadavg()[0]:.1f} on "
+        f"{cores} cores"
     )
     print(f"{'configuration':<44}{'traces/s':>10}{'seconds':>9}{'peak RSS MB':>13}")
-    for jobs, r in rows:
-        peak = r["rss_mb"] + (r["child_rss_mb"] * jobs if jobs > 1 else 0)
-        print(
-            f"{'evaluate --jobs ' + str(jobs):<44}{r['n'] / r['seconds']:>10,.0f}"
-            f"{r['seconds']:>9.1f}{peak:>13.0f}"
-        )
+    print(f"{'json.loads of the lines (reference)':<44}{1 / loads_s:>10,.0f}{'—':>9}{'—':>13}")
+    print(f"{'validation into Trace (pydantic)':<44}{1 / validate_s:>10,.0f}{'—':>9}{'—':>13}")
     print(
         f"{'metrics only, parsed traces in memory':<44}{ref['n'] / ref['seconds']:>10,.0f}"
         f"{ref['seconds']:>9.1f}{'—':>13}"
+    )
+    for jobs, r in rows:
+        print(
+            f"{'evaluate --jobs ' + str(jobs):<44}{r['n'] / r['seconds']:>10,.0f}"
+            f"{r['seconds']:>9.1f}{_peak(r, jobs):>13.0f}"
+        )
+    label = f"evaluate --jobs 1, {flat['n']:,.0f} traces"
+    print(
+        f"{label:<44}{flat['n'] / flat['seconds']:>10,.0f}{flat['seconds']:>9.1f}"
+        f"{_peak(flat, 1):>13.0f}"
     )
     report = rows[0][1]
     print(
@@ -190,6 +235,17 @@ def main() -> None:
         f"{report['n'] / report['report_seconds']:>10,.0f}{report['report_seconds']:>9.1f}"
         f"{report['report_rss_mb']:>13.0f}"
     )
+    one = rows[0][1]["n"] / rows[0][1]["seconds"]
+    print(
+        f"evaluate --jobs 1 / json.loads: {one * loads_s:.3f} (validation alone: "
+        f"{loads_s / validate_s:.3f}); peak RSS at {args.n:,} vs {flat['n']:,.0f} traces: "
+        f"{_peak(rows[0][1], 1):.0f} vs {_peak(flat, 1):.0f} MB"
+    )
+    for jobs, r in rows[1:]:
+        print(
+            f"evaluate --jobs {jobs} / --jobs 1: {r['n'] / r['seconds'] / one:.2f} "
+            f"(linear would be {jobs}; {cores} cores)"
+        )
 
 
 if __name__ == "__main__":

@@ -336,11 +336,13 @@ def test_a_suite_whose_judge_has_a_budget_is_built_anew_for_each_run() -> None:
     assert free.build_metrics()[0] is free.build_metrics()[0]
 
 
-def test_a_version_3_store_gains_the_embedding_cache(tmp_path: Path) -> None:
+def test_a_version_3_store_gains_the_bertscore_cache(tmp_path: Path) -> None:
     db = tmp_path / "old.db"
     with Store(db) as store:
         run_id = store.create_run(kind="evaluate", suite="behavior", config={})
-        store.connection.executescript("DROP TABLE embedding_cache; PRAGMA user_version = 3;")
+        store.connection.executescript(
+            "DROP TABLE embedding_cache; DROP TABLE bertscore_cache; PRAGMA user_version = 3;"
+        )
     with Store(db) as store:
         assert store.connection.execute("PRAGMA user_version").fetchone()[0] == 4
         assert store.get_run(run_id).kind == "evaluate"  # the runs are kept
@@ -349,3 +351,5 @@ def test_a_version_3_store_gains_the_embedding_cache(tmp_path: Path) -> None:
         store.cache_embeddings("m", 6, [(b"d1", b"other", b"other")])  # the first one stays
         assert store.cached_embeddings("m", 6, [b"d1", b"d2"]) == {b"d1": rows[0][1:]}
         assert store.cached_embeddings("m", 5, [b"d1"]) == {}  # another layer
+        store.cache_scores([(b"k", 0.5, 0.25, 1 / 3)])
+        assert store.cached_scores([b"k", b"j"]) == {b"k": (0.5, 0.25, 1 / 3)}

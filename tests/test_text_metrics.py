@@ -450,17 +450,38 @@ def test_a_rerun_encodes_nothing_twice(
 
     passes.clear()
     with Store(tmp_path / "cache.db") as store:  # a new connection, as a new process has
-        rerun = scorer.score(cands, refs, store=store)
-        assert passes == []  # every text from the cache
-        assert rerun == first  # the same float32 vectors: the same numbers
+        assert scorer.score(cands, refs, store=store) == first  # the scores, from the cache
+        assert passes == []
+        # without the scores, from the embeddings: the same float32 vectors, the same numbers
+        store.connection.execute("DELETE FROM bertscore_cache")
+        assert scorer.score(cands, refs, store=store) == first
+        assert passes == []
         # a new candidate against the cached references: only the new text is encoded
         new = test_papers[6][0] + " (new)"
         scorer.score([new] * len(references), references, store=store)
         assert passes == [1]
-        rows = store.connection.execute(
+        embeddings = store.connection.execute(
             "SELECT COUNT(*), MIN(layer), MAX(layer), MIN(model) FROM embedding_cache"
         ).fetchone()
-    assert tuple(rows) == (distinct + 1, LAYERS, LAYERS, MODEL)
+        scores = store.connection.execute("SELECT COUNT(*) FROM bertscore_cache").fetchone()
+    assert tuple(embeddings) == (distinct + 1, LAYERS, LAYERS, MODEL)
+    assert scores[0] == len(set(zip(cands, refs, strict=True))) + len(set(references))
+
+
+def test_cached_scores_are_told_apart_by_their_idf_weights(
+    test_papers: list[list[str]], tmp_path: Path
+) -> None:
+    scorer = get_bert_scorer(MODEL, num_layers=LAYERS)
+    references = next(r for r in test_papers if len(r) >= 2)
+    candidate = test_papers[-1][0]
+    triples = [(candidate, r, None) for r in references]
+    weights = scorer.idf_weights(references)
+    with Store(tmp_path / "cache.db") as store:
+        plain = scorer.score_pairs(triples, store)
+        with_idf = scorer.score_pairs([(c, r, weights) for c, r, _ in triples], store)
+        again = scorer.score_pairs(triples, store)
+    assert with_idf == scorer.score_pairs([(c, r, weights) for c, r, _ in triples])
+    assert plain == again and plain != with_idf
 
 
 def test_evaluate_keeps_the_embeddings_in_its_store(

@@ -4,7 +4,8 @@ Tables: ``runs`` (kind, suite, full config minus secrets, status), ``samples`` (
 scored trace, with its composite, verdict, tokens and cost, task category, error type and the
 trace itself compressed), ``metric_values`` (one row per sample and metric), ``read_errors``
 (bad input lines), ``records`` (ordered JSON records that a domain attaches to a run, such as
-a tuning history), ``judge_cache`` and ``embedding_cache``.
+a tuning history), ``judge_cache``, ``embedding_cache`` and
+``bertscore_cache``.
 Every batch is committed as one transaction, so a killed run loses at most the batch in
 flight and ``--resume`` continues from the rest.
 """
@@ -30,7 +31,7 @@ from agentgauge.model import Trace
 from agentgauge.scoring import Thresholds
 
 __all__ = [
-    "EMBEDDING_CACHE_SCHEMA",
+    "BERTSCORE_CACHE_SCHEMA",
     "JUDGE_CACHE_SCHEMA",
     "SCHEMA_VERSION",
     "Facet",
@@ -59,7 +60,7 @@ CREATE TABLE IF NOT EXISTS judge_cache (
 schema, so that one file holds both, and created on its own by a judge that runs without a
 store."""
 
-EMBEDDING_CACHE_SCHEMA = """
+BERTSCORE_CACHE_SCHEMA = """
 CREATE TABLE IF NOT EXISTS embedding_cache (
     model TEXT NOT NULL,
     layer INTEGER NOT NULL,
@@ -67,10 +68,18 @@ CREATE TABLE IF NOT EXISTS embedding_cache (
     token_ids BLOB NOT NULL,
     vectors BLOB NOT NULL,
     PRIMARY KEY (model, layer, text_hash)
-)
+);
+CREATE TABLE IF NOT EXISTS bertscore_cache (
+    key BLOB PRIMARY KEY,
+    precision REAL NOT NULL,
+    recall REAL NOT NULL,
+    f1 REAL NOT NULL
+) WITHOUT ROWID
 """
-"""Token embeddings already computed for BERTScore, by model, layer and the text's digest
-(:meth:`Store.cached_embeddings`): a rerun over the same texts runs no model."""
+"""What BERTScore already computed: token embeddings by model, layer and the text's digest
+(:meth:`Store.cached_embeddings`), and the scores of (candidate, reference) pairs by a digest
+of the model, layer, texts and weights (:meth:`Store.cached_scores`). A rerun over the same
+texts runs no model, and over the same pairs computes nothing."""
 
 _MIGRATIONS: dict[int, str] = {
     1: """
@@ -153,7 +162,7 @@ _MIGRATIONS: dict[int, str] = {
     );
     CREATE INDEX samples_failed ON samples(run_id) WHERE error IS NOT NULL;
     """,
-    5: EMBEDDING_CACHE_SCHEMA,
+    5: BERTSCORE_CACHE_SCHEMA,
 }
 
 
@@ -1005,12 +1014,40 @@ class Store:
             layer: the hidden layer.
             rows: ``(digest, token_ids, vectors)`` blobs; a digest already cached is kept.
         """
+        self._insert_cached(
+            "INSERT OR IGNORE INTO embedding_cache VALUES (?, ?, ?, ?, ?)",
+            [(model, layer, *row) for row in rows],
+        )
+
+    def cached_scores(self, keys: Sequence[bytes]) -> dict[bytes, tuple[float, float, float]]:
+        """The cached BERTScore ``(precision, recall, f1)`` of the pairs with these keys.
+
+        Args:
+            keys: the pairs' digests; the ones not cached are missing from the result.
+        """
+        found: dict[bytes, tuple[float, float, float]] = {}
+        for start in range(0, len(keys), _SQL_VARIABLES):
+            chunk = keys[start : start + _SQL_VARIABLES]
+            rows = self._db.execute(
+                "SELECT key, precision, recall, f1 FROM bertscore_cache "
+                f"WHERE key IN ({','.join('?' * len(chunk))})",
+                chunk,
+            )
+            found.update((r[0], (r[1], r[2], r[3])) for r in rows)
+        return found
+
+    def cache_scores(self, rows: Sequence[tuple[bytes, float, float, float]]) -> None:
+        """Keep BERTScore results for later runs, in one transaction.
+
+        Args:
+            rows: ``(key, precision, recall, f1)``; a key already cached is kept.
+        """
+        self._insert_cached("INSERT OR IGNORE INTO bertscore_cache VALUES (?, ?, ?, ?)", rows)
+
+    def _insert_cached(self, sql: str, rows: Sequence[tuple[Any, ...]]) -> None:
         self._db.execute("BEGIN IMMEDIATE")
         try:
-            self._db.executemany(
-                "INSERT OR IGNORE INTO embedding_cache VALUES (?, ?, ?, ?, ?)",
-                [(model, layer, *row) for row in rows],
-            )
+            self._db.executemany(sql, rows)
             self._db.execute("COMMIT")
         except BaseException:
             if self._db.in_transaction:

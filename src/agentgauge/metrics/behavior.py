@@ -246,9 +246,10 @@ class _WordCache:
         Args:
             texts: the texts.
         """
-        if len(texts) == 1:
-            return self.of(texts[0])
-        return frozenset().union(*map(self.of, texts))
+        known = [w for w in map(self._words.get, texts) if w is not None]
+        if len(known) < len(texts):  # a text not seen yet
+            known = [self.of(text) for text in texts]
+        return known[0] if len(known) == 1 else frozenset().union(*known)
 
 
 _WORDS = _WordCache()

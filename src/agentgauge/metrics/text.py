@@ -417,18 +417,49 @@ class BertScorer:
             references: one reference per candidate.
             idf: token weights from :meth:`idf_weights`; None weighs every token 1 but
                 ``[CLS]``/``[SEP]`` (idf off, bert-score's default).
-            store: a results store that caches the embeddings (see :meth:`embed`).
+            store: a results store that caches the embeddings and the scores (see
+                :meth:`score_pairs`).
         """
         if len(candidates) != len(references):
             raise ValueError(
                 f"{len(candidates)} candidates but {len(references)} references; "
                 "give one reference per candidate"
             )
-        embedded = self.embed([*candidates, *references], store)
-        return [
-            self.match(embedded[c], embedded[r], idf)
-            for c, r in zip(candidates, references, strict=True)
-        ]
+        return self.score_pairs(
+            [(c, r, idf) for c, r in zip(candidates, references, strict=True)], store
+        )
+
+    def score_pairs(
+        self, pairs: Sequence[tuple[str, str, IdfWeights | None]], store: Store | None = None
+    ) -> list[tuple[float, float, float]]:
+        """BERTScore (precision, recall, F1) of (candidate, reference, idf weights) triples,
+        every distinct text embedded in one length-sorted pass.
+
+        Args:
+            pairs: the triples; the weights as in :meth:`score`.
+            store: a results store: the pairs it has scores for are not scored again, the
+                texts it has embeddings for are not embedded again (:meth:`embed`), and what
+                is computed here is kept there.
+        """
+        keys: list[bytes] = []
+        cached: dict[bytes, tuple[float, float, float]] = {}
+        if store is not None:
+            weights: dict[int, bytes] = {}
+            for candidate, reference, idf in pairs:
+                if idf is not None and id(idf) not in weights:
+                    weights[id(idf)] = _digest(repr(idf.default), repr(sorted(idf.weights.items())))
+                marker = weights[id(idf)] if idf is not None else b""
+                layer = str(self.num_layers)
+                keys.append(_digest(self.model_name, layer, candidate, reference) + marker)
+            cached = store.cached_scores(keys)
+        todo = [i for i in range(len(pairs)) if not keys or keys[i] not in cached]
+        embedded = self.embed([text for i in todo for text in pairs[i][:2]], store)
+        new = {
+            i: self.match(embedded[pairs[i][0]], embedded[pairs[i][1]], pairs[i][2]) for i in todo
+        }
+        if store is not None and new:
+            store.cache_scores([(keys[i], *scores) for i, scores in new.items()])
+        return [new[i] if i in new else cached[keys[i]] for i in range(len(pairs))]
 
     def _weights(self, item: Embedded, idf: IdfWeights | None) -> torch.Tensor:
         import torch
@@ -651,8 +682,8 @@ def _semantic_scores(
     options: SimilarityOptions, jobs: list[tuple[str, str, tuple[str, ...]]]
 ) -> list[tuple[float, float, float]]:
     """Raw BERTScore of (candidate, reference, reference set) jobs, memoised per process so that
-    the Tier 1 metrics of one batch share one model pass; the embeddings come from and go to
-    the ``embedding_cache`` store when there is one."""
+    the Tier 1 metrics of one batch share one model pass; the embeddings and scores come from
+    and go to the ``embedding_cache`` store when there is one."""
     scorer_key = (options.model, options.num_layers, options.idf)
     keys = [
         (scorer_key, _digest(c), _digest(r), _digest(*refs) if options.idf else b"")
@@ -662,12 +693,8 @@ def _semantic_scores(
     todo = [i for i, k in enumerate(keys) if k not in found]
     if todo:
         scorer = options.scorer()
-        # one length-sorted pass over every distinct text of the batch
-        embedded = scorer.embed(
-            [text for i in todo for text in jobs[i][:2]],
-            _embedding_store(options.embedding_cache),
-        )
         idf_by_refs: dict[tuple[str, ...], IdfWeights] = {}
+        triples = []
         for i in todo:
             candidate, reference, refs = jobs[i]
             idf = None
@@ -675,8 +702,11 @@ def _semantic_scores(
                 if refs not in idf_by_refs:
                     idf_by_refs[refs] = scorer.idf_weights(list(refs))
                 idf = idf_by_refs[refs]
-            found[keys[i]] = scorer.match(embedded[candidate], embedded[reference], idf)
-            _SEMANTIC_CACHE[keys[i]] = found[keys[i]]
+            triples.append((candidate, reference, idf))
+        # one length-sorted pass over every distinct text of the batch
+        scores = scorer.score_pairs(triples, _embedding_store(options.embedding_cache))
+        for i, score in zip(todo, scores, strict=True):
+            found[keys[i]] = _SEMANTIC_CACHE[keys[i]] = score
         while len(_SEMANTIC_CACHE) > _SEMANTIC_CACHE_SIZE:
             _SEMANTIC_CACHE.popitem(last=False)
     return [found[k] for k in keys]
