@@ -497,20 +497,23 @@ def evaluate(
             an unknown provider, an unreachable URL), before a run is recorded.
     """
     opts = options or EvaluateOptions()
-    suite = _embedding_cache_in_store(_judge_cache_in_store(suite, store), store)
+    suite = _judge_cache_in_store(suite, store)
+    # the suite that scores also keeps its embeddings in the store: a cache, not part of the
+    # run's record
+    scoring = _embedding_cache_in_store(suite, store)
     if suite.judge is not None:
         # before the metrics are built (some load libraries for seconds): a missing key fails
         # at once
         check_judge(suite.judge)
     # built here first, so that a bad option (or executor) fails before a run is recorded or a
     # worker starts
-    built = suite.build_metrics()
+    built = scoring.build_metrics()
     make_runner = EXECUTORS.get(opts.executor)
-    check_setup(suite, built)
+    check_setup(scoring, built)
     run_id, done = _start_run(store, suite, opts)
     _prepare(built, store, run_id)
     # Workers are started before the progress display starts its refresh thread (fork safety).
-    runner = _start_runner(suite, built, make_runner, opts)
+    runner = _start_runner(scoring, built, make_runner, opts)
     try:
         with _progress_bar(opts.progress, opts.total) as advance:
             for rows, errors in runner.run(_batches(items, done, opts.batch_size, advance)):
