@@ -336,15 +336,15 @@ def test_a_suite_whose_judge_has_a_budget_is_built_anew_for_each_run() -> None:
     assert free.build_metrics()[0] is free.build_metrics()[0]
 
 
-def test_a_version_3_store_gains_the_bertscore_cache(tmp_path: Path) -> None:
+def test_a_version_4_store_gains_the_bertscore_cache(tmp_path: Path) -> None:
     db = tmp_path / "old.db"
     with Store(db) as store:
         run_id = store.create_run(kind="evaluate", suite="behavior", config={})
         store.connection.executescript(
-            "DROP TABLE embedding_cache; DROP TABLE bertscore_cache; PRAGMA user_version = 3;"
+            "DROP TABLE embedding_cache; DROP TABLE bertscore_cache; PRAGMA user_version = 4;"
         )
     with Store(db) as store:
-        assert store.connection.execute("PRAGMA user_version").fetchone()[0] == 4
+        assert store.connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
         assert store.get_run(run_id).kind == "evaluate"  # the runs are kept
         rows = [(b"d1", b"\x01\x00\x00\x00", b"\x00\x00\x80\x3f")]
         store.cache_embeddings("m", 6, rows)
