@@ -20,16 +20,14 @@ import ast
 import copy
 import json
 import random
-import statistics
-import time
 import uuid
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 
+from _timing import items_per_second
 from agentgauge.metrics.toolcall import ValueAccuracy
 from agentgauge.model import Task
 from agentgauge.toolcall.bfcl_multiturn import (
@@ -95,15 +93,6 @@ def _as_answer(turns: list[list[str]]) -> Answer:
     return [[turn] if turn else [] for turn in turns]
 
 
-def _rate(n: int, runs: int, fn: Callable[[], Any]) -> tuple[float, Any]:
-    times, out = [], None
-    for _ in range(runs):
-        start = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - start)
-    return n / statistics.median(times), out
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=3, help="timed runs (median reported)")
@@ -155,9 +144,9 @@ def main() -> None:
 
     n = len(samples)
     ours()  # untimed: imports BFCL's API modules, for both checkers
-    rate_ours, mine = _rate(n, args.runs, ours)
-    rate_metric, results = _rate(n, args.runs, lambda: [metric.score(t) for t in traces])
-    rate_theirs, ref = _rate(n, args.runs, theirs)
+    rate_ours, mine = items_per_second(n, args.runs, ours)
+    rate_metric, results = items_per_second(n, args.runs, lambda: [metric.score(t) for t in traces])
+    rate_theirs, ref = items_per_second(n, args.runs, theirs)
     agreement, valid = [], []
     for label in ("ground truth", "perturbed"):
         index = [i for i, s in enumerate(samples) if s[0] == label]

@@ -33,6 +33,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from _timing import items_per_second
 from agentgauge.config import load_suite
 from agentgauge.engine import score_traces
 from agentgauge.metrics.toolcall import (
@@ -111,15 +112,6 @@ def _perturbed(decoded: list[dict[str, Any]], rng: random.Random) -> list[dict[s
     return out
 
 
-def _rate(n: int, runs: int, fn: Callable[[], Any]) -> tuple[float, Any]:
-    times, out = [], None
-    for _ in range(runs):
-        start = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - start)
-    return n / statistics.median(times), out
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeat", type=int, default=10, help="copies of the category")
@@ -145,7 +137,9 @@ def main() -> None:
     rows: list[tuple[str, float, str]] = []
     for mode in ("bfcl", "strict", "lenient"):
         metric = ValueAccuracy(mode=mode)
-        rate, results = _rate(n, args.runs, lambda m=metric: [m.score(t) for t in traces])
+        rate, results = items_per_second(
+            n, args.runs, lambda m=metric: [m.score(t) for t in traces]
+        )
         valid = sum(r.value == 1.0 for r in results) / n
         rows.append((f"value_accuracy mode={mode}", rate, f"{valid:.2%} valid"))
 
@@ -159,7 +153,7 @@ def main() -> None:
             ]
         return out
 
-    rate, values = _rate(n, args.runs, spec_metrics)
+    rate, values = items_per_second(n, args.runs, spec_metrics)
     es = values[2::3]
     rows.append(
         (
@@ -172,7 +166,7 @@ def main() -> None:
         suite = load_suite("toolcall").model_copy(
             update={"options": {"value_accuracy": {"mode": mode}}}
         )
-        rate, samples = _rate(n, args.runs, lambda s=suite: score_traces(traces, s))
+        rate, samples = items_per_second(n, args.runs, lambda s=suite: score_traces(traces, s))
         mean = statistics.fmean(s.composite or 0.0 for s in samples)
         rows.append(
             (
@@ -188,7 +182,7 @@ def main() -> None:
         "Hermes <tool_call> text": [_hermes_text(cs) for cs in calls],
     }
     for label, outputs in sources.items():
-        rate, made = _rate(
+        rate, made = items_per_second(
             len(tasks) * args.repeat,
             args.runs,
             lambda o=outputs: [
@@ -306,8 +300,8 @@ def _side_by_side(
         return out
 
     for label, samples in (("ground truth", variants), ("perturbed", perturbed)):
-        rate_ours, mine = _rate(len(samples), args.runs, lambda s=samples: ours(s))
-        rate_theirs, ref = _rate(len(samples), args.runs, lambda s=samples: theirs(s))
+        rate_ours, mine = items_per_second(len(samples), args.runs, lambda s=samples: ours(s))
+        rate_theirs, ref = items_per_second(len(samples), args.runs, lambda s=samples: theirs(s))
         agree = sum(a == b for a, b in zip(mine, ref, strict=True))
         valid = sum(r[0] is True for r in ref) / len(ref)
         rows.append(

@@ -63,7 +63,7 @@ __all__ = [
     "FileRun",
     "Outcome",
     "SampleScore",
-    "check_setup",
+    "checked_metrics",
     "evaluate",
     "evaluate_files",
     "executor",
@@ -443,27 +443,29 @@ class EvaluateOptions:
     total: int | None = None
 
 
-def check_setup(suite: Suite, metrics: Sequence[Metric]) -> None:
-    """Check what the suite's metrics need before a run starts (the judges' models, keys and
+def checked_metrics(suite: Suite) -> list[Metric]:
+    """The suite's metrics, built, once what they need is checked (the judges' models, keys and
     URLs), without calling anything.
 
-    A metric checks itself through an optional ``preflight()`` method; the suite's ``[judge]``
-    settings are checked too, so that a judge given on the command line is checked even when
-    no metric of the suite uses it.
+    The suite's ``[judge]`` settings are checked first, before the metrics are built (some load
+    libraries for seconds), so a missing key fails at once and a judge given on the command line
+    is checked even when no metric of the suite uses it; then each metric checks itself through
+    an optional ``preflight()`` method.
 
     Args:
         suite: the suite.
-        metrics: its metrics, built.
 
     Raises:
         JudgeSetupError: naming the environment variable or option to set.
     """
     if suite.judge is not None:
         check_judge(suite.judge)
-    for m in metrics:
+    built = suite.build_metrics()
+    for m in built:
         preflight = getattr(m, "preflight", None)
         if callable(preflight):
             preflight()
+    return built
 
 
 def _prepare(metrics: Sequence[Metric], store: Store, run_id: str) -> None:
@@ -501,15 +503,10 @@ def evaluate(
     # the suite that scores also keeps its embeddings in the store: a cache, not part of the
     # run's record
     scoring = _embedding_cache_in_store(suite, store)
-    if suite.judge is not None:
-        # before the metrics are built (some load libraries for seconds): a missing key fails
-        # at once
-        check_judge(suite.judge)
     # built here first, so that a bad option (or executor) fails before a run is recorded or a
     # worker starts
-    built = scoring.build_metrics()
+    built = checked_metrics(scoring)
     make_runner = EXECUTORS.get(opts.executor)
-    check_setup(scoring, built)
     run_id, done = _start_run(store, suite, opts)
     _prepare(built, store, run_id)
     # Workers are started before the progress display starts its refresh thread (fork safety).

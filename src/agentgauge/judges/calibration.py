@@ -33,7 +33,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from agentgauge.config import Suite, SuiteError, load_suite
-from agentgauge.engine import SampleScore, check_setup, score_traces
+from agentgauge.engine import SampleScore, checked_metrics, score_traces
 from agentgauge.errors import AgentgaugeError
 from agentgauge.io.jsonl import ReadError, iter_raw_lines, read_traces, validate_line
 from agentgauge.judges.render import estimate_tokens
@@ -319,10 +319,9 @@ def calibrate(
                 "weights": {k: v for k, v in suite.weights.items() if k in names},
             }
         )
-        built = chosen.build_metrics()
+        built = checked_metrics(chosen)
     except SuiteError as exc:
         raise CalibrationError(str(exc)) from None
-    check_setup(chosen, built)
     samples = score_traces(traces, chosen, built)
     return [
         _metric_calibration(name, by_metric[name], samples, scale_given, confidence, n_resamples)
