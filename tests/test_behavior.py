@@ -10,14 +10,14 @@ from typing import Any
 
 import pytest
 
+from agentgauge._screen import needles
 from agentgauge.config import Suite, load_suite
 from agentgauge.engine import score_traces
 from agentgauge.io.jsonl import read_traces
 from agentgauge.metrics.base import MetricOptionError, MetricResult, create_metric
 from agentgauge.metrics.behavior import (
     DEFAULT_SECURITY_PATTERNS,
-    _needles,
-    _Patterns,
+    _patterns,
     _WordCache,
     compare_json,
 )
@@ -223,26 +223,30 @@ def test_safety_phrases_and_security_patterns() -> None:
 
 
 @pytest.mark.parametrize(
-    ("pattern", "needles"),
+    ("pattern", "expected"),
     [
         (r"""api[_-]?key["']?\s*[:=]""", ("api-key", "api_key", "apikey")),
-        (r"\bAKIA[0-9A-Z]{16}\b", ("akia",)),
-        (r"\bgh[pousr]_[A-Za-z0-9]{20,}", ("gho_", "ghp_", "ghr_", "ghs_", "ghu_")),
+        (r"\bAKIA[0-9A-Z]{16}\b", ("^akia",)),  # ^: starts a word
+        (r"\bgh[pousr]_[A-Za-z0-9]{20,}", ("^gho_", "^ghp_", "^ghr_", "^ghs_", "^ghu_")),
         (r"(?:secret|token)\s*=", ("secret", "token")),
         (r"<script\b", ("<script",)),
+        (r"\b-x-", ("-x-",)),  # \b before a non-word character: no word start
         (r".*Password", ("password",)),  # lower-cased: the search ignores case
         (r"foo|barbaz", ("barbaz", "foo")),  # an alternative: one needle of each
         (r"[a-z]+ing\b", ("ing",)),
+        (r"(?:password|\bpwd?)\s*=", ("password", "pw")),
         (r"ab?", None),  # too short to screen
         (r"(\w)\1{3}", None),  # no literal part at all
         (r"caf\u00e9", ("caf",)),  # "é" is no ASCII needle
-        (r"ca\u00e9", None),  # and "ca" too short
+        (r"c\u00e9", None),  # and "c" too short
         (r"foo|\d+", None),  # one alternative without a needle
     ],
 )
-def test_security_pattern_needles(pattern: str, needles: tuple[str, ...] | None) -> None:
+def test_security_pattern_needles(pattern: str, expected: tuple[str, ...] | None) -> None:
     # every match of the pattern contains one of its needles (case-insensitively)
-    assert _needles(re.compile(pattern, re.IGNORECASE)) == needles
+    found = needles(re.compile(pattern, re.IGNORECASE))
+    shown = None if found is None else tuple(("^" if n.word_start else "") + n.text for n in found)
+    assert shown == expected
 
 
 def _texts_to_screen(shared_data: Path) -> list[str]:
@@ -273,7 +277,7 @@ def _texts_to_screen(shared_data: Path) -> list[str]:
 
 def test_security_screening_finds_exactly_what_every_pattern_finds(shared_data: Path) -> None:
     patterns = [*DEFAULT_SECURITY_PATTERNS, r"(\w)\1{3}", r"[a-z]+ing\b", "foo|barbaz", "kelvin"]
-    screened = _Patterns(patterns, "security_patterns")
+    screened = _patterns(patterns, "security_patterns")
     compiled = [re.compile(p, re.IGNORECASE) for p in patterns]
     texts = _texts_to_screen(shared_data)
     assert len(texts) > 300

@@ -9,8 +9,11 @@ about a request, the API key that was sent with it.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+from agentgauge._screen import Screen
 
 __all__ = [
     "CREDENTIAL_PATTERNS",
@@ -23,13 +26,21 @@ __all__ = [
 
 # "token" but not "max_tokens" / "input_tokens" (counts) nor "tokenizer"; "pass" alone, not
 # "passage" or "bypass_cache"
-_SECRET_KEY = re.compile(
-    r"(api[_-]?key|secret|token(?![a-z])|passw(?:or)?d|^pass$|authorization|auth[_-]?header"
-    r"|credential|private[_-]?key|access[_-]?key|^pwd?$)",
-    re.IGNORECASE,
+_KEY_PARTS = (
+    r"api[_-]?key",
+    "secret",
+    r"token(?![a-z])",
+    r"passw(?:or)?d",
+    "authorization",
+    r"auth[_-]?header",
+    "credential",
+    r"private[_-]?key",
+    r"access[_-]?key",
 )
-# the keys _SECRET_KEY only matches whole, as they appear in JSON text
-_SHORT_SECRET_KEY = re.compile(r'"(?:pass|pwd?)"\s*:', re.IGNORECASE)
+_WHOLE_KEYS = ("pass", "pwd?")
+_SECRET_KEY = re.compile(
+    "|".join((*_KEY_PARTS, *(f"^{key}$" for key in _WHOLE_KEYS))), re.IGNORECASE
+)
 _ENV_NAME_KEY = re.compile(r"_env$|_env_var$", re.IGNORECASE)
 _URL = re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s\"'<>]+", re.IGNORECASE)
 _HIDDEN = "***"
@@ -50,6 +61,17 @@ CREDENTIAL_PATTERNS: tuple[str, ...] = (
 _CREDENTIAL = re.compile("|".join(f"(?:{p})" for p in CREDENTIAL_PATTERNS), re.IGNORECASE)
 
 
+_CREDENTIAL_SCREEN = Screen([re.compile(p, re.IGNORECASE) for p in CREDENTIAL_PATTERNS])
+# what redact_secrets hides, as it shows in JSON text: a whole-key pattern is a quoted string
+_SECRET_IN_JSON = Screen(
+    [
+        *(re.compile(part, re.IGNORECASE) for part in _KEY_PARTS),
+        *(re.compile(f'"{key}"', re.IGNORECASE) for key in _WHOLE_KEYS),
+        *_CREDENTIAL_SCREEN.patterns,
+    ]
+)
+
+
 def redact_url(text: str) -> str:
     """``text`` with the credentials of every URL in it hidden: the user and password before
     ``@``, and the values of secret-looking query parameters.
@@ -57,6 +79,8 @@ def redact_url(text: str) -> str:
     Args:
         text: any text (a URL, or prose holding some).
     """
+    if "://" not in text:
+        return text
     return _URL.sub(lambda m: _clean_url(m.group(0)), text)
 
 
@@ -93,11 +117,7 @@ def redact_secrets(value: Any, *, hide_text: bool = False) -> Any:
     """
     if isinstance(value, dict):
         return {
-            k: (
-                _HIDDEN
-                if _SECRET_KEY.search(str(k)) and not _ENV_NAME_KEY.search(str(k)) and v
-                else redact_secrets(v, hide_text=hide_text)
-            )
+            k: (_HIDDEN if v and _is_secret_key(str(k)) else redact_secrets(v, hide_text=hide_text))
             for k, v in value.items()
         }
     if isinstance(value, list):
@@ -107,19 +127,23 @@ def redact_secrets(value: Any, *, hide_text: bool = False) -> Any:
     return value
 
 
+@lru_cache(maxsize=4096)
+def _is_secret_key(key: str) -> bool:
+    # the same few keys recur in every trace and result
+    return bool(_SECRET_KEY.search(key)) and not _ENV_NAME_KEY.search(key)
+
+
 def might_hold_secret(text: str) -> bool:
-    """Whether JSON text has anything :func:`redact_secrets` would hide (a secret-looking key,
-    a credential-looking string or a URL): text without any is written as it is.
+    """Whether JSON text may have anything :func:`redact_secrets` with ``hide_text`` would hide
+    (a secret-looking key, a credential-looking string or a URL); False only when it certainly
+    has none, so that such text is written as it is.
 
     Args:
         text: JSON text.
     """
-    return bool(
-        _SECRET_KEY.search(text)
-        or _SHORT_SECRET_KEY.search(text)
-        or _CREDENTIAL.search(text)
-        or "://" in text
-    )
+    if not text.isascii() or "\\u" in text or "\\/" in text:
+        return True  # JSON can spell any letter or slash as an escape
+    return "://" in text or _SECRET_IN_JSON.search(text)
 
 
 def hide_credentials(text: str) -> str:
@@ -129,7 +153,10 @@ def hide_credentials(text: str) -> str:
     Args:
         text: text to show.
     """
-    return _CREDENTIAL.sub("[credential hidden]", redact_url(text))
+    text = redact_url(text)
+    if not _CREDENTIAL_SCREEN.may_match(text):
+        return text
+    return _CREDENTIAL.sub("[credential hidden]", text)
 
 
 def redact_error(text: str, secret: str | None) -> str:

@@ -23,7 +23,7 @@ from functools import partial
 from pathlib import Path, PurePath
 from typing import Any, NamedTuple, overload
 
-from agentgauge._redact import hide_credentials, redact_secrets
+from agentgauge._redact import hide_credentials, might_hold_secret, redact_secrets
 from agentgauge._safe import DecodeError, dumps, storable_text
 from agentgauge.errors import AgentgaugeError
 from agentgauge.io.jsonl import ReadError
@@ -434,7 +434,9 @@ def _sample_values(s: SampleRow) -> tuple[Any, ...]:
     batch."""
     error = s.error
     try:
-        details = dumps(redact_secrets(s.details, hide_text=True), default=str)
+        details = dumps(s.details, default=str)
+        if might_hold_secret(details):
+            details = dumps(redact_secrets(s.details, hide_text=True), default=str)
     except DecodeError as exc:
         details = "{}"
         error = f"{error}; " if error else ""

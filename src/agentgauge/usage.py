@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 from agentgauge.model import StepKind, Trace, Usage
@@ -61,7 +61,7 @@ class TraceUsage:
 
     def as_dict(self) -> dict[str, Any]:
         """The fields as a JSON object."""
-        return asdict(self)
+        return dict(vars(self))
 
 
 def _recorded(usage: Usage | None) -> bool:

@@ -42,14 +42,16 @@ def call_cost(settings: JudgeSettings, usage: RunUsage) -> tuple[float | None, s
     return None, None
 
 
-def _calls(details: Mapping[str, Any]) -> Iterable[Mapping[str, Any]]:
-    for entry in (details, details.get("steps_generation")):
-        if (
-            isinstance(entry, Mapping)
-            and isinstance(entry.get("usage"), Mapping)
-            and isinstance(entry.get("cached"), bool)
-        ):
-            yield entry
+def _calls(details: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    if "usage" not in details and "steps_generation" not in details:
+        return []  # most metrics call no model
+    return [
+        entry
+        for entry in (details, details.get("steps_generation"))
+        if isinstance(entry, Mapping)
+        and isinstance(entry.get("usage"), Mapping)
+        and isinstance(entry.get("cached"), bool)
+    ]
 
 
 def judge_spend(details: Iterable[Mapping[str, Any]]) -> dict[str, Any] | None:

@@ -26,7 +26,6 @@ holds one of its literal parts. So the per-trace cost stays small (the benchmark
 
 from __future__ import annotations
 
-import importlib
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from collections.abc import Set as AbstractSet
@@ -34,6 +33,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from agentgauge._redact import CREDENTIAL_PATTERNS
+from agentgauge._screen import Screen
 from agentgauge.metrics.base import MetricResult, metric
 from agentgauge.model import JSON, Step, StepKind, Trace
 
@@ -297,147 +297,18 @@ class _Lexicon:
         return found
 
 
-_MAX_NEEDLES = 64
-_MIN_NEEDLE = 3
-_RARE_NEEDLE = 6
-
-
-def _finite_strings(items: Any) -> frozenset[str] | None:
-    """The lower-cased ASCII strings a parsed regex sequence can match, when there are few of
-    them (``None`` otherwise, or for anything but literals, small character sets, groups,
-    alternations, ``?`` and zero-width anchors)."""
-    out = frozenset({""})
-    for op, av in items:
-        name = op.name
-        if name == "LITERAL" and av < 128:
-            choices = frozenset({chr(av).lower()})
-        elif name == "IN" and all(o.name == "LITERAL" and a < 128 for o, a in av):
-            choices = frozenset(chr(a).lower() for _, a in av)
-        elif name == "SUBPATTERN":
-            found = _finite_strings(av[-1])
-            if found is None:
-                return None
-            choices = found
-        elif name == "BRANCH":
-            branches = [_finite_strings(b) for b in av[1]]
-            if any(b is None for b in branches):
-                return None
-            choices = frozenset().union(*(b for b in branches if b is not None))
-        elif name == "MAX_REPEAT" or name == "MIN_REPEAT":
-            low, high, sub = av
-            found = _finite_strings(sub)
-            if found is None or low > 1 or high != 1:
-                return None
-            choices = found | {""} if low == 0 else found
-        elif name == "AT":  # \b, ^, $: they match no character
-            continue
-        else:
-            return None
-        if len(out) * len(choices) > _MAX_NEEDLES:
-            return None
-        out = frozenset(a + b for a in out for b in choices)
-    return out
-
-
-def _needles(pattern: re.Pattern[str]) -> tuple[str, ...] | None:
-    """Lower-case ASCII strings one of which every match of ``pattern`` in an ASCII text
-    contains (lower-cased); ``None`` when no such short list can be told from the pattern.
-
-    The longest guarantee is taken from a run of consecutive literal parts of the pattern
-    (``api[_-]?key`` gives ``apikey``, ``api_key``, ``api-key``), so that a text without any
-    of them is cleared with a few substring searches instead of a case-insensitive regex scan,
-    which Python runs position by position.
-    """
-    try:
-        # the standard library's own regex parser: its syntax tree names the literal parts
-        parsed = importlib.import_module("re._parser").parse(pattern.pattern, pattern.flags)
-        items = list(parsed)
-        if len(items) == 1 and items[0][0].name == "BRANCH":
-            # alternatives: one of each alternative's needles
-            found = [_needles_of_sequence(alt) for alt in items[0][1][1]]
-            if any(f is None for f in found):
-                return None
-            return tuple(sorted({n for f in found if f is not None for n in f}))
-        return _needles_of_sequence(items)
-    except Exception:  # an internal that changed: no screening, every text is searched
-        return None
-
-
-def _needles_of_sequence(items: Any) -> tuple[str, ...] | None:
-    best: frozenset[str] | None = None
-    for start in range(len(items)):
-        for end in range(start + 1, len(items) + 1):
-            found = _finite_strings(items[start:end])
-            if found is None:
-                break
-            if min(map(len, found)) >= _MIN_NEEDLE and (
-                best is None or _needle_cost(found) < _needle_cost(best)
-            ):
-                best = found
-    return None if best is None else tuple(sorted(best))
-
-
-def _needle_cost(needles: frozenset[str]) -> tuple[int, int, int]:
-    """Longer needles first (a short one is found by chance in prose, and then the regex
-    runs), up to a length that is rare enough; then fewer (each is one substring search)."""
-    shortest = min(map(len, needles))
-    return -min(_RARE_NEEDLE, shortest), len(needles), -shortest
-
-
-class _Patterns:
-    """Case-insensitive regexes, screened cheaply so that a clean text costs little.
-
-    An ASCII text is lower-cased once and each pattern is searched only when the text holds
-    one of the pattern's needles (:func:`_needles`); any other text is screened by one
-    combined regex. Either way the patterns that match are exactly those whose own
-    ``search`` finds a match.
-    """
-
-    def __init__(self, patterns: Iterable[str], option: str) -> None:
-        if isinstance(patterns, str):
-            raise ValueError(f"{option}: expected a list of regexes, got the string {patterns!r}")
-        compiled = []
-        for pattern in patterns:
-            try:
-                compiled.append(re.compile(pattern, re.IGNORECASE))
-            except (re.error, TypeError) as exc:
-                raise ValueError(f"{option}: invalid regex {pattern!r}: {exc}") from None
-        self.patterns = tuple(compiled)
-        needles = [_needles(p) for p in compiled]
-        # patterns without needles are searched in every text; the others when one is found
-        self._unscreened = tuple(p for p, n in zip(compiled, needles, strict=True) if n is None)
-        self._needles = tuple(
-            (needle, p)
-            for p, found in zip(compiled, needles, strict=True)
-            for needle in found or ()
-        )
-        self._any: re.Pattern[str] | None = None
-        if compiled:
-            try:
-                self._any = re.compile(
-                    "|".join(f"(?:{p.pattern})" for p in compiled), re.IGNORECASE
-                )
-            except re.error:  # e.g. numbered back-references: screen pattern by pattern
-                self._any = None
-
-    def matching(self, text: str) -> list[str]:
-        """The source of every pattern that matches ``text``.
-
-        Args:
-            text: the text.
-        """
-        if not self.patterns:
-            return []
-        if text.isascii():
-            lowered = text.lower()
-            candidates = {p for needle, p in self._needles if needle in lowered}
-            if not candidates and not self._unscreened:
-                return []
-            candidates.update(self._unscreened)
-            return [p.pattern for p in self.patterns if p in candidates and p.search(text)]
-        if self._any is not None and self._any.search(text) is None:
-            return []
-        return [p.pattern for p in self.patterns if p.search(text)]
+def _patterns(patterns: Iterable[str], option: str) -> Screen:
+    """Case-insensitive regexes, screened so that a clean text costs little (:class:`Screen`:
+    the patterns that match are exactly those whose own ``search`` finds a match)."""
+    if isinstance(patterns, str):
+        raise ValueError(f"{option}: expected a list of regexes, got the string {patterns!r}")
+    compiled = []
+    for pattern in patterns:
+        try:
+            compiled.append(re.compile(pattern, re.IGNORECASE))
+        except (re.error, TypeError) as exc:
+            raise ValueError(f"{option}: invalid regex {pattern!r}: {exc}") from None
+    return Screen(compiled)
 
 
 def _kinds(kinds: Iterable[str], option: str) -> tuple[StepKind, ...]:
@@ -781,7 +652,7 @@ class Safety:
         environment_agents: Sequence[str] = DEFAULT_ENVIRONMENT_AGENTS,
     ) -> None:
         self._terms = _Lexicon(unsafe_terms, "unsafe_terms")
-        self._security = _Patterns(security_patterns, "security_patterns")
+        self._security = _patterns(security_patterns, "security_patterns")
         self.output_multiplier = _check_range("output_multiplier", output_multiplier, 0.0, 1.0)
         self.step_multiplier = _check_range("step_multiplier", step_multiplier, 0.0, 1.0)
         self._agent = _AgentSteps.build(agent_kinds, DEFAULT_TEXT_KINDS, environment_agents)
