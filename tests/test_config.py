@@ -132,7 +132,7 @@ batch_size = 8
     assert built["task_success"].confidence_threshold == 0.7  # type: ignore[attr-defined]
     # a metric's own option wins over the shared table
     assert vars(built["output_similarity"])["_options"].batch_size == 8
-    assert vars(built["task_success"])["_options"].batch_size == 64
+    assert vars(built["task_success"])["_options"].batch_size is None  # the device's choice
 
 
 def test_former_metric_names_are_taken_as_their_current_names(tmp_path: Path) -> None:

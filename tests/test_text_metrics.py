@@ -350,6 +350,25 @@ def test_results_are_valid_metric_results(test_papers: list[list[str]]) -> None:
     assert result.value == 0.0  # an empty review scores 0, as bert-score does
 
 
+def test_embedding_on_several_threads_leaves_torchs_setting_as_it_was(
+    test_papers: list[list[str]],
+) -> None:
+    import torch
+
+    scorer = get_bert_scorer(MODEL, num_layers=LAYERS)
+    texts = [f"{review} (threads)" for paper in test_papers for review in paper]
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)  # so that the batches go to two workers on any machine
+    try:
+        embedded = scorer.embed(texts)
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
+    assert len(texts) > 2 * scorer.batch_size
+    one = scorer.embed([texts[0] + " "])[texts[0] + " "]
+    assert torch.allclose(one.vectors, embedded[texts[0]].vectors, atol=1e-5)
+
+
 REFERENCE_METRICS = ["cosine", "jaccard", "semantic", "output_similarity", "task_success"]
 
 
