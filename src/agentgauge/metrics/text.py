@@ -158,10 +158,15 @@ def cosine_similarities(pairs: Sequence[tuple[str, str]]) -> NDArray[np.float64]
     dropped = _dropped_tokens()
     counts = _term_counts([_tokens(text, dropped) for text in row_of])
     first, second = counts[rows[0::2]], counts[rows[1::2]]
-    dot = _row_sums(first.multiply(second))
-    # each side's squared counts of the terms the other side has too
-    shared_first = _row_sums(first.power(2).multiply(second.sign()))
-    shared_second = _row_sums(first.sign().multiply(second.power(2)))
+    # a·b and b for the terms both texts of a pair have: the two products have the same entries
+    products = first.multiply(second)
+    in_second = second.multiply(first.sign()).data
+    in_first = products.data // in_second
+    pair_of = np.repeat(np.arange(len(pairs)), np.diff(products.indptr))
+    dot, shared_first, shared_second = (
+        np.bincount(pair_of, values, len(pairs))
+        for values in (products.data, in_first * in_first, in_second * in_second)
+    )
     squares = _row_sums(counts.power(2))
     one_doc = _IDF_ONE_DOC**2
     norms = np.sqrt(one_doc * (squares[rows[0::2]] - shared_first) + shared_first) * np.sqrt(
