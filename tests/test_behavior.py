@@ -647,18 +647,18 @@ def test_demo_traces_spread_every_behaviour_metric() -> None:
     assert any(s.values["accuracy"] is None for s in samples)
 
 
-def test_coherence_stop_words_are_scikit_learns_without_importing_it() -> None:
+def test_stop_words_are_scikit_learns_without_importing_it() -> None:
     import subprocess
     import sys
 
     code = (
-        "import sys; from agentgauge.metrics.behavior import _english_stop_words as f; "
+        "import sys; from agentgauge._stop_words import english_stop_words as f; "
         "words = f(); print(len(words), 'sklearn' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
-    from agentgauge.metrics.behavior import _english_stop_words
+    from agentgauge._stop_words import english_stop_words
 
     assert out.stdout.split() == [str(len(ENGLISH_STOP_WORDS)), "False"]
-    assert _english_stop_words() == ENGLISH_STOP_WORDS
+    assert english_stop_words() == ENGLISH_STOP_WORDS

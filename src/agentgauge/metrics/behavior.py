@@ -26,16 +26,15 @@ holds one of its literal parts. So the per-trace cost stays small (the benchmark
 
 from __future__ import annotations
 
-import importlib.util
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, ClassVar
 
 from agentgauge._redact import CREDENTIAL_PATTERNS
 from agentgauge._screen import Screen
+from agentgauge._stop_words import english_stop_words
 from agentgauge.metrics.base import MetricResult, metric
 from agentgauge.model import JSON, Step, StepKind, Trace
 
@@ -822,27 +821,6 @@ def _max_sentences(texts: Iterable[str]) -> int:
     return best
 
 
-def _english_stop_words() -> frozenset[str]:
-    """scikit-learn's English stop words. Their module imports nothing, but importing it through
-    the package runs scikit-learn's own set-up, a second or two of every run's start: the file
-    is loaded alone, and through the package only if that fails."""
-    package = importlib.util.find_spec("sklearn")
-    folders = package.submodule_search_locations if package is not None else None
-    if folders:
-        path = Path(folders[0], "feature_extraction", "_stop_words.py")
-        spec = importlib.util.spec_from_file_location("_sklearn_english_stop_words", path)
-        try:
-            if spec is not None and spec.loader is not None:
-                module = importlib.util.module_from_spec(spec)
-                spec.loader.exec_module(module)
-                return frozenset(module.ENGLISH_STOP_WORDS)
-        except (OSError, AttributeError):  # another layout of the package
-            pass
-    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
-
-    return frozenset(ENGLISH_STOP_WORDS)
-
-
 @metric("coherence", description="logical flow, absence of contradiction, topic consistency")
 class Coherence:
     """``coherence = 0.4·logical_flow + 0.3·contradiction + 0.3·topic_consistency``, over the
@@ -930,9 +908,7 @@ class Coherence:
         self.topic_scale = _check_range("topic_scale", topic_scale, 0.0)
         self.fold_plurals = bool(fold_plurals)
         self._stop_words = (
-            _english_stop_words()
-            if stop_words is None
-            else frozenset(w.lower() for w in stop_words)
+            english_stop_words() if stop_words is None else frozenset(w.lower() for w in stop_words)
         )
         self._agent = _AgentSteps.build(text_kinds, text_kinds, environment_agents)
 

@@ -43,6 +43,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from agentgauge._stop_words import english_stop_words
 from agentgauge.judges.budget import JudgeSpend
 from agentgauge.judges.client import (
     JudgeFailure,
@@ -329,9 +330,8 @@ _WORD = re.compile(r"[a-z][a-z0-9\-]{3,}")
 
 
 def _content_terms(text: str) -> set[str]:
-    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
-
-    return {w for w in _WORD.findall(text.lower()) if w not in ENGLISH_STOP_WORDS}
+    stop_words = english_stop_words()
+    return {w for w in _WORD.findall(text.lower()) if w not in stop_words}
 
 
 @metric(

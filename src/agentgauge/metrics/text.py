@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
+from agentgauge._stop_words import english_stop_words
 from agentgauge.metrics.base import MetricResult, metric
 from agentgauge.model import Trace
 from agentgauge.store import Store
@@ -181,10 +182,8 @@ def cosine_similarities(pairs: Sequence[tuple[str, str]]) -> NDArray[np.float64]
 def _dropped_tokens() -> frozenset[bytes]:
     """What :func:`_tokens` leaves out: scikit-learn's English stop words, and the one-character
     ASCII words that its token pattern never yields."""
-    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
-
     return frozenset(
-        chain((w.encode() for w in ENGLISH_STOP_WORDS), (bytes([c]) for c in _ASCII_WORD))
+        chain((w.encode() for w in english_stop_words()), (bytes([c]) for c in _ASCII_WORD))
     )
 
 
