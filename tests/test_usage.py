@@ -4,6 +4,7 @@ the totals of a run in the terminal, JSON, CSV, HTML and compare."""
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 from pathlib import Path
 
@@ -197,3 +198,15 @@ def test_compare_says_whether_b_is_cheaper(tmp_path: Path) -> None:
     shown = runner.invoke(app, ["compare", a, b, "--db", str(tmp_path / "c.db")])
     assert shown.exit_code == 0, shown.output
     assert "cost_usd per sample (n=12)" in shown.output and "B cheaper" in shown.output
+
+
+def test_usage_as_dict_has_every_field_in_order() -> None:
+    priced = Trace(
+        id="p",
+        task=Task(id="t"),
+        steps=[_llm(0, Usage(input_tokens=10, output_tokens=2, cost_usd=0.5))],
+    )
+    for trace in (priced, Trace(id="n", task=Task(id="t"))):
+        usage = trace_usage(trace)
+        assert list(usage.as_dict().items()) == list(dataclasses.asdict(usage).items())
+    assert trace_usage(priced).as_dict()["cost_usd"] == 0.5

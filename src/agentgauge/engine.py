@@ -184,46 +184,98 @@ def score_traces(
         return _score_traces(traces, suite, built)
 
 
+_Verdicts = dict[tuple[float | None, ...], tuple[float | None, float, str | None, str | None]]
+"""The weighted values of a sample -> its composite, coverage, recommendation and band."""
+
+
 def _score_traces(
     traces: Sequence[Trace], suite: Suite, built: Sequence[Metric]
 ) -> list[SampleScore]:
-    samples = [SampleScore(trace_id=t.id, task_id=t.task.id) for t in traces]
-    outcomes: list[list[MetricResult | str]] = [[] for _ in built]
-    per_trace = [i for i, m in enumerate(built) if not isinstance(m, BatchMetric)]
-    for i in set(range(len(built))) - set(per_trace):
+    samples: list[SampleScore] = []
+    batched = {
         # models and judges: the whole batch in one call
-        outcomes[i] = _score_one_metric(built[i], traces)
+        i: _score_one_metric(m, traces)
+        for i, m in enumerate(built)
+        if isinstance(m, BatchMetric)
+    }
+    verdicts: _Verdicts = {}
     # The other metrics take a few traces at a time, all of them, so that what they share
-    # about a trace (word sets, call diagnoses) is still in their small caches.
+    # about a trace (word sets, call diagnoses) is still in their small caches; the samples
+    # are completed while their traces and results are still in the processor's caches too.
     for start in range(0, len(traces), _ROUND):
         chunk = traces[start : start + _ROUND]
-        for i in per_trace:
-            outcomes[i].extend(_score_one_metric(built[i], chunk, batch=False))
-    for m, outcome in zip(built, outcomes, strict=True):
-        for sample, result in zip(samples, outcome, strict=True):
+        outcomes = [
+            batched[i][start : start + _ROUND]
+            if i in batched
+            else _score_one_metric(m, chunk, batch=False)
+            for i, m in enumerate(built)
+        ]
+        samples += _completed(chunk, built, outcomes, suite, verdicts)
+    return samples
+
+
+def _completed(
+    traces: Sequence[Trace],
+    built: Sequence[Metric],
+    outcomes: Sequence[Sequence[MetricResult | str]],
+    suite: Suite,
+    verdicts: _Verdicts,
+) -> list[SampleScore]:
+    """The samples of ``traces``: their metrics' results, usage, composite and verdicts;
+    ``verdicts`` keeps the composite, coverage, recommendation and band of each combination
+    of weighted values seen."""
+    columns = [(m.name, outcome) for m, outcome in zip(built, outcomes, strict=True)]
+    weights, thresholds, gates = suite.weights, suite.thresholds, suite.gates
+    samples = []
+    for k, trace in enumerate(traces):
+        values: dict[str, float | None] = {}
+        details: dict[str, dict[str, Any]] = {}
+        reasons: dict[str, str | None] = {}
+        errors: dict[str, str] = {}
+        for name, outcome in columns:
+            result = outcome[k]
             if isinstance(result, str):
-                sample.values[m.name] = None
-                sample.metric_errors[m.name] = result
-                sample.reasons[m.name] = "metric raised an error"
+                values[name] = None
+                errors[name] = result
+                reasons[name] = "metric raised an error"
             else:
-                sample.values[m.name] = result.value
-                sample.details[m.name] = result.details
-                sample.reasons[m.name] = result.reason
-    flipped = suite.lower_is_better
-    for trace, sample in zip(traces, samples, strict=True):
-        sample.usage = trace_usage(trace).as_dict()
-        if (spent := judge_spend(sample.details.values())) is not None:
-            sample.usage["judge"] = spent
-        comp = composite(sample.values, suite.weights, lower_is_better=flipped)
-        sample.composite = comp.value
-        sample.coverage = comp.coverage
-        if comp.value is not None:
-            sample.recommendation = recommendation(comp.value, suite.thresholds)[0]
-            sample.band = band(comp.value, suite.thresholds)
-        if failed := failed_gates(sample.values, suite.gates):
+                values[name] = result.value
+                details[name] = result.details
+                reasons[name] = result.reason
+        usage = trace_usage(trace).as_dict()
+        if (spent := judge_spend(details.values())) is not None:
+            usage["judge"] = spent
+        # the composite and its verdicts depend on the weighted values alone: samples that
+        # share them (most, in a good run) share one computation
+        key = tuple(map(values.get, weights))
+        if (scored := verdicts.get(key)) is None:
+            comp = composite(values, weights, lower_is_better=suite.lower_is_better)
+            scored = verdicts[key] = (
+                comp.value,
+                comp.coverage,
+                None if comp.value is None else recommendation(comp.value, thresholds)[0],
+                None if comp.value is None else band(comp.value, thresholds),
+            )
+        value, coverage, verdict, interpretation = scored
+        if gates and (failed := failed_gates(values, gates)):
             # a failed gate rejects the sample, and its details say which
-            sample.recommendation = "reject"
-            sample.details["gates"] = {"failed": failed, "note": gate_note(failed)}
+            verdict = "reject"
+            details["gates"] = {"failed": failed, "note": gate_note(failed)}
+        samples.append(
+            SampleScore(  # in field order: keywords would double the cost of the call
+                trace.id,
+                trace.task.id,
+                values,
+                details,
+                reasons,
+                errors,
+                value,
+                coverage,
+                verdict,
+                interpretation,
+                usage,
+            )
+        )
     return samples
 
 

@@ -148,27 +148,40 @@ def _cost(usage: Usage, default_model: str | None) -> tuple[float | None, str | 
     return cost, "genai-prices", None
 
 
+@functools.lru_cache(maxsize=256)
+def _nothing_recorded(model_calls: int | None) -> TraceUsage:
+    """The usage of a trace that records none (one frozen instance per number of calls)."""
+    return TraceUsage(model_calls=model_calls)
+
+
 def trace_usage(trace: Trace) -> TraceUsage:
     """The tokens and cost of one trace (the rule in this module's description).
 
     Args:
         trace: the trace.
     """
-    params_model = trace.params.get("model")
-    default_model = params_model if isinstance(params_model, str) else None
-    calls = sum(s.kind in _MODEL_STEPS for s in trace.steps) if trace.steps else None
-    if _recorded(trace.usage):
+    own = trace.usage is not None and _recorded(trace.usage)
+    calls: int | None = None
+    parts: list[Usage] = []
+    if trace.steps:
+        calls = 0
+        for step in trace.steps:  # one pass: the model calls, and the usage of each step
+            calls += step.kind in _MODEL_STEPS
+            if not own and step.usage is not None and _recorded(step.usage):
+                parts.append(step.usage)
+    if own:
         assert trace.usage is not None
         counted: Usage | None = trace.usage
         source = "trace"
-        costs = [_cost(trace.usage, default_model)]
+        parts = [trace.usage]
     else:
-        parts = [s.usage for s in trace.steps if s.usage is not None and _recorded(s.usage)]
-        counted = sum_usage(parts)
+        counted = sum_usage(parts) if parts else None
         source = "steps"
-        costs = [_cost(u, default_model) for u in parts]
-    if counted is None:
-        return TraceUsage(model_calls=calls)
+    if counted is None:  # nothing recorded, the common case of tool-calling samples
+        return _nothing_recorded(calls)
+    params_model = trace.params.get("model")
+    default_model = params_model if isinstance(params_model, str) else None
+    costs = [_cost(u, default_model) for u in parts]
     cost: float | None = None
     cost_source: str | None = None
     note = next((c[2] for c in costs if c[0] is None), None)

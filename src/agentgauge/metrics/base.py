@@ -15,6 +15,7 @@ Example::
 
 from __future__ import annotations
 
+import functools
 import inspect
 import math
 from collections.abc import Callable, Iterable, Sequence
@@ -65,11 +66,14 @@ class MetricResult:
     reason: str | None = None
 
     def __post_init__(self) -> None:
-        if self.value is None:
+        value = self.value
+        if value is None:
             if not self.reason:
                 raise ValueError("a metric result without a value needs a reason")
             return
-        value = float(self.value)
+        if type(value) is float and 0.0 <= value <= 1.0:  # most results: kept as they are
+            return
+        value = float(value)
         if not 0.0 <= value <= 1.0:  # also rejects NaN
             raise ValueError(f"metric value {self.value!r} is outside [0, 1]")
         self.value = value
@@ -77,7 +81,7 @@ class MetricResult:
     @classmethod
     def missing(cls, reason: str, **details: Any) -> MetricResult:
         """A result for a metric that does not apply or could not be measured."""
-        return cls(value=None, reason=reason, details=details)
+        return cls(None, details, reason)
 
 
 @runtime_checkable
@@ -120,11 +124,10 @@ class _FunctionMetric:
 
     def __init__(self, name: str, fn: Callable[..., MetricResult], options: dict[str, Any]):
         self.name = name
-        self._fn = fn
-        self._options = options
-
-    def score(self, trace: Trace) -> MetricResult:
-        return self._fn(trace, **self._options)
+        # called for every trace: the function itself, its options bound once
+        self.score: Callable[[Trace], MetricResult] = (
+            functools.partial(fn, **options) if options else fn
+        )
 
 
 def metric(
