@@ -35,7 +35,7 @@ from collections import Counter
 from typing import Any
 
 from agentgauge.metrics.base import MetricResult, metric
-from agentgauge.model import JSON, Trace
+from agentgauge.model import JSON, ExpectedCall, Task, ToolCall, Trace
 from agentgauge.toolcall.bfcl import BfclUnsupported, BfclVerdict, check_bfcl
 from agentgauge.toolcall.bfcl_multiturn import (
     MultiTurnQuestion,
@@ -66,73 +66,117 @@ _NO_EXPECTATION = "the task has no expected calls"
 _TOKEN = re.compile(r"\w+")
 
 
-_RECENT: dict[tuple[int, ValueMode | None, float, float, bool], tuple[Trace, Diagnosis]] = {}
-_RECENT_SIZE = 1024
+class _Shared:
+    """What the metrics of one trace share: its diagnoses (by mode, tolerance and
+    ``allow_unexpected``) and its expected and predicted calls as details list them."""
+
+    __slots__ = ("_calls", "_diagnoses", "_tool_calls", "trace")
+
+    def __init__(self, trace: Trace) -> None:
+        self.trace = trace
+        self._diagnoses: dict[tuple[ValueMode | None, float, float, bool], Diagnosis] = {}
+        self._calls: tuple[list[dict[str, Any]], list[dict[str, Any]]] | None = None
+        self._tool_calls: list[ToolCall] | None = None
+
+    def tool_calls(self) -> list[ToolCall]:
+        """The trace's tool calls (``Trace.tool_calls``, a new list each time), listed once."""
+        if self._tool_calls is None:
+            self._tool_calls = self.trace.tool_calls
+        return self._tool_calls
+
+    def diagnosis(
+        self,
+        values: ValueMode | None = None,
+        tol: Tolerance = DEFAULT_TOLERANCE,
+        allow_unexpected: bool = False,
+    ) -> Diagnosis:
+        """:func:`diagnose`, made once for the metrics of the trace (tool_selection,
+        parameter_accuracy, execution_success and abstention read the same diagnosis)."""
+        key = (values, tol.rel_tol, tol.abs_tol, allow_unexpected)
+        d = self._diagnoses.get(key)
+        if d is None:
+            other = self._diagnoses.get((values, tol.rel_tol, tol.abs_tol, not allow_unexpected))
+            if other is not None and _flag_changes_nothing(self.trace, other, allow_unexpected):
+                d = other
+            else:
+                d = diagnose(self.trace, values=values, tol=tol, allow_unexpected=allow_unexpected)
+                if self._tool_calls is None:
+                    self._tool_calls = d.predicted
+            self._diagnoses[key] = d
+        return d
+
+    def calls(
+        self, expected: list[ExpectedCall], predicted: list[ToolCall]
+    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """The expected and the predicted calls of the trace as details list them, made once
+        for the metrics of the trace (their details share these lists)."""
+        if self._calls is None:
+            self._calls = (call_dicts(expected), call_dicts(predicted))
+        return self._calls
+
+    def details(self, d: Diagnosis, **extra: Any) -> dict[str, Any]:
+        """A call metric's details: the errors of ``d``, the calls and the raw output."""
+        expected, predicted = self._calls or self.calls(d.expected, d.predicted)
+        errors = d.errors
+        return {
+            "errors": list(errors),
+            "error_type": errors[0] if errors else None,  # Diagnosis.error_type
+            "expected": expected,
+            "predicted": predicted,
+            "raw_output": self.trace.metadata.get("raw_output"),
+            **extra,
+        }
 
 
-def _diagnosis(
-    trace: Trace,
-    *,
-    values: ValueMode | None = None,
-    tol: Tolerance = DEFAULT_TOLERANCE,
-    allow_unexpected: bool = False,
-) -> Diagnosis:
-    """:func:`diagnose`, made once for the metrics of one trace (tool_selection,
-    parameter_accuracy, execution_success and abstention read the same diagnosis).
+_RECENT: dict[int, _Shared] = {}
+_RECENT_SIZE = 128
 
-    The diagnoses of the last traces are kept with the traces themselves (so that an id is
-    never taken for another trace's); the engine gives every metric a few traces at a time.
+
+def _shared(trace: Trace) -> _Shared:
+    """What the metrics share about ``trace``, kept for the last traces with the traces
+    themselves (so that an id is never taken for another trace's); the engine gives every
+    metric a few traces at a time."""
+    shared = _RECENT.get(id(trace))
+    if shared is None or shared.trace is not trace:
+        if len(_RECENT) >= _RECENT_SIZE:
+            _RECENT.clear()
+        shared = _RECENT[id(trace)] = _Shared(trace)
+    return shared
+
+
+def _flag_changes_nothing(trace: Trace, other: Diagnosis, allow_unexpected: bool) -> bool:
+    """Whether the diagnosis with ``allow_unexpected`` is ``other``, made without it, or the
+    other way round.
+
+    The flag only adds ``unexpected_param`` errors to the schema check of an argument that the
+    schema does not list: where no argument is unlisted it changes nothing. Where one call was
+    expected and one made, their pair is the only one, and a diagnosis made without the flag
+    and naming no unexpected parameter shows that it would change nothing.
     """
-    key = (id(trace), values, tol.rel_tol, tol.abs_tol, allow_unexpected)
-    recent = _RECENT.get(key)
-    if recent is not None and recent[0] is trace:
-        return recent[1]
-    other = _RECENT.get((*key[:-1], not allow_unexpected))
-    if other is not None and other[0] is trace and _all_arguments_listed(trace):
-        d = other[1]  # allow_unexpected changes nothing when no argument is unlisted
-    else:
-        d = diagnose(trace, values=values, tol=tol, allow_unexpected=allow_unexpected)
-    if len(_RECENT) >= _RECENT_SIZE:
-        _RECENT.clear()
-    _RECENT[key] = (trace, d)
-    return d
+    if allow_unexpected and len(other.expected) == 1 and len(other.predicted) == 1:
+        errors = other.errors
+        return not errors or not any(e.startswith("unexpected_param:") for e in errors)
+    return _all_arguments_listed(trace.task, other.predicted)
 
 
-def _all_arguments_listed(trace: Trace) -> bool:
+def _all_arguments_listed(task: Task, calls: list[ToolCall]) -> bool:
     """Every argument of every call that names an expected tool is a property of that tool's
     schema (then the schema check never meets an unexpected parameter)."""
-    expected = {e.name for e in trace.task.expected_calls or []}
-    for call in trace.tool_calls:
-        if call.name in expected:
-            tool = find_tool(trace.task.tools, call.name)
-            properties = tool.parameters.get("properties") if tool is not None else None
-            if tool is not None and not (
-                isinstance(properties, dict) and all(a in properties for a in call.arguments)
-            ):
+    expected = {e.name for e in task.expected_calls or []}
+    for call in calls:
+        if call.name in expected and (tool := find_tool(task.tools, call.name)) is not None:
+            properties = tool.parameters.get("properties")
+            if not isinstance(properties, dict):
                 return False
+            for argument in call.arguments:
+                if argument not in properties:
+                    return False
     return True
 
 
-def _details(trace: Trace, d: Diagnosis, **extra: Any) -> dict[str, Any]:
-    return {
-        "errors": list(d.errors),
-        "error_type": d.error_type,
-        "expected": call_dicts(d.expected),
-        "predicted": call_dicts(d.predicted),
-        "raw_output": trace.metadata.get("raw_output"),
-        **extra,
-    }
-
-
-def _verdict(ok: bool) -> float:
-    return 1.0 if ok else 0.0
-
-
-def _run_failure(trace: Trace) -> MetricResult | None:
-    """A sample the model never answered (failed request, no prediction) scores 0."""
-    run_error = trace.metadata.get("run_error")
-    if not run_error:
-        return None
+def _unanswered(trace: Trace, run_error: JSON) -> MetricResult:
+    """A sample the model never answered (``trace.metadata["run_error"]``: a failed request,
+    no prediction) scores 0."""
     expected = trace.task.expected_calls or []
     return MetricResult(
         value=0.0,
@@ -156,12 +200,13 @@ def tool_selection(trace: Trace) -> MetricResult:
     Args:
         trace: the sample.
     """
-    if (failed := _run_failure(trace)) is not None:
-        return failed
+    if run_error := trace.metadata.get("run_error"):
+        return _unanswered(trace, run_error)
     if trace.task.expected_calls is None:
         return MetricResult.missing(_NO_EXPECTATION)
-    d = _diagnosis(trace)
-    return MetricResult(value=_verdict(d.selection_ok), details=_details(trace, d))
+    shared = _shared(trace)
+    d = shared.diagnosis()
+    return MetricResult(1.0 if d.selection_ok else 0.0, shared.details(d))
 
 
 @metric("parameter_accuracy", description="required parameters present, types valid")
@@ -176,19 +221,20 @@ def parameter_accuracy(trace: Trace, *, allow_unexpected: bool = True) -> Metric
             ``additionalProperties`` is false). False makes them ``unexpected_param:<p>``
             errors, as strict APIs do; ``value_accuracy`` reports them in its own modes.
     """
-    if (failed := _run_failure(trace)) is not None:
-        return failed
+    if run_error := trace.metadata.get("run_error"):
+        return _unanswered(trace, run_error)
     if trace.task.expected_calls is None:
         return MetricResult.missing(_NO_EXPECTATION)
     if not trace.task.expected_calls:
         return MetricResult.missing("no call is expected: no parameters to check")
-    d = _diagnosis(trace, allow_unexpected=allow_unexpected)
+    shared = _shared(trace)
+    d = shared.diagnosis(allow_unexpected=allow_unexpected)
     if d.unknown_tools and not d.unmatched_expected and all(p.name_ok for p in d.pairs):
         return MetricResult.missing(
             f"no schema for expected tool(s) {', '.join(d.unknown_tools)} in task.tools",
-            **_details(trace, d),
+            **shared.details(d),
         )
-    return MetricResult(value=_verdict(d.parameters_ok), details=_details(trace, d))
+    return MetricResult(1.0 if d.parameters_ok else 0.0, shared.details(d))
 
 
 @metric("execution_success", description="correct tool and valid parameters")
@@ -201,18 +247,19 @@ def execution_success(trace: Trace, *, allow_unexpected: bool = True) -> MetricR
         allow_unexpected: accept arguments the schema does not list (see
             :func:`parameter_accuracy`).
     """
-    if (failed := _run_failure(trace)) is not None:
-        return failed
+    if run_error := trace.metadata.get("run_error"):
+        return _unanswered(trace, run_error)
     if trace.task.expected_calls is None:
         return MetricResult.missing(_NO_EXPECTATION)
-    d = _diagnosis(trace, allow_unexpected=allow_unexpected)
+    shared = _shared(trace)
+    d = shared.diagnosis(allow_unexpected=allow_unexpected)
     if d.unknown_tools and d.selection_ok:
         return MetricResult.missing(
             f"no schema for expected tool(s) {', '.join(d.unknown_tools)} in task.tools",
-            **_details(trace, d),
+            **shared.details(d),
         )
     ok = d.selection_ok and (not d.expected or d.parameters_ok)
-    return MetricResult(value=_verdict(ok), details=_details(trace, d))
+    return MetricResult(1.0 if ok else 0.0, shared.details(d))
 
 
 @metric("abstention", description="no call made where none is due (no-call samples only)")
@@ -227,10 +274,11 @@ def abstention(trace: Trace) -> MetricResult:
         return MetricResult.missing(_NO_EXPECTATION)
     if trace.task.expected_calls:
         return MetricResult.missing("a call is expected: abstention does not apply")
-    if (failed := _run_failure(trace)) is not None:
-        return failed
-    d = _diagnosis(trace)
-    return MetricResult(value=_verdict(d.selection_ok), details=_details(trace, d))
+    if run_error := trace.metadata.get("run_error"):
+        return _unanswered(trace, run_error)
+    shared = _shared(trace)
+    d = shared.diagnosis()
+    return MetricResult(1.0 if d.selection_ok else 0.0, shared.details(d))
 
 
 def token_f1(prediction: str, reference: str) -> float:
@@ -264,14 +312,15 @@ def response_quality(trace: Trace) -> MetricResult:
     Args:
         trace: the sample.
     """
-    reference = _as_text(trace.task.expected_output) or next(
-        (r for r in trace.task.references if r.strip()), None
-    )
-    answer = _as_text(trace.output)
+    task = trace.task
+    reference = _as_text(task.expected_output)
+    if reference is None and task.references:
+        reference = next((r for r in task.references if r.strip()), None)
     if reference is None:
         return MetricResult.missing("the task has no reference answer")
-    if (failed := _run_failure(trace)) is not None:
-        return failed
+    answer = _as_text(trace.output)
+    if run_error := trace.metadata.get("run_error"):
+        return _unanswered(trace, run_error)
     if answer is None:
         return MetricResult.missing("the model gave no text answer")
     return MetricResult(value=token_f1(answer, reference), details={"similarity": "token_f1"})
@@ -343,38 +392,37 @@ class ValueAccuracy:
         self.allow_unexpected = allow_unexpected
 
     def score(self, trace: Trace) -> MetricResult:
-        if (failed := _run_failure(trace)) is not None:
-            return failed
+        if run_error := trace.metadata.get("run_error"):
+            return _unanswered(trace, run_error)
         if trace.task.expected_calls is None:
             return MetricResult.missing(_NO_EXPECTATION)
         if self.mode == "bfcl":
             return self._score_bfcl(trace)
-        d = _diagnosis(
-            trace,
-            values=self.mode,
-            tol=self.tol,
-            allow_unexpected=self.allow_unexpected,
-        )
-        details = _details(trace, d, mode=self.mode)
+        shared = _shared(trace)
+        d = shared.diagnosis(self.mode, self.tol, self.allow_unexpected)
+        details = shared.details(d, mode=self.mode)
         if d.values_ok:
             # the values are right (JSON equality: 10.0 == 10); a schema error still listed in
             # `errors` is parameter_accuracy's verdict, not this one's primary error
             details["error_type"] = None
-        return MetricResult(value=_verdict(d.values_ok), details=details)
+        return MetricResult(1.0 if d.values_ok else 0.0, details)
 
     def _score_bfcl(self, trace: Trace) -> MetricResult:
         task = trace.task
         expected = task.expected_calls or []
-        calls = trace.tool_calls
-        parse_error = trace.metadata.get("parse_error")
-        base = {
+        shared = _shared(trace)
+        calls = shared.tool_calls()
+        metadata = trace.metadata
+        parse_error = metadata.get("parse_error")
+        expected_dicts, predicted_dicts = shared.calls(expected, calls)
+        details: dict[str, Any] = {
             "mode": "bfcl",
-            "expected": call_dicts(expected),
-            "predicted": call_dicts(calls),
-            "raw_output": trace.metadata.get("raw_output"),
+            "expected": expected_dicts,
+            "predicted": predicted_dicts,
+            "raw_output": metadata.get("raw_output"),
         }
         if is_multi_turn(task):
-            return _score_multi_turn(trace, base)
+            return _score_multi_turn(trace, details)
         if parse_error and expected:
             verdict = BfclVerdict(False, "ast_decoder:decoder_failed", str(parse_error))
         else:
@@ -388,20 +436,15 @@ class ValueAccuracy:
                     underscore_to_dot=self.underscore_to_dot,
                 )
             except BfclUnsupported as exc:
-                return MetricResult.missing(f"BFCL's checker gives no verdict: {exc}", **base)
+                return MetricResult.missing(f"BFCL's checker gives no verdict: {exc}", **details)
         errors = _bfcl_errors(verdict, len(calls))
         if parse_error:
             errors = ["parse_error", *(e for e in errors if e != "parse_error")]
-        return MetricResult(
-            value=_verdict(verdict.valid),
-            details={
-                **base,
-                "errors": errors,
-                "error_type": errors[0] if errors else None,
-                "bfcl_error_type": verdict.error_type,
-                "bfcl_error": verdict.error,
-            },
-        )
+        details["errors"] = errors
+        details["error_type"] = errors[0] if errors else None
+        details["bfcl_error_type"] = verdict.error_type
+        details["bfcl_error"] = verdict.error
+        return MetricResult(1.0 if verdict.valid else 0.0, details)
 
 
 def _score_multi_turn(trace: Trace, base: dict[str, Any]) -> MetricResult:
@@ -414,7 +457,7 @@ def _score_multi_turn(trace: Trace, base: dict[str, Any]) -> MetricResult:
         return MetricResult.missing(str(exc), **base)
     errors = [verdict.error_type] if verdict.error_type else []
     return MetricResult(
-        value=_verdict(verdict.valid),
+        value=1.0 if verdict.valid else 0.0,
         details={
             **base,
             "errors": errors,

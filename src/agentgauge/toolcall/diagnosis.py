@@ -13,6 +13,8 @@ The error taxonomy, in this order: ``parse_error``, ``no_call``, ``wrong_count``
 
 from __future__ import annotations
 
+import functools
+import operator
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,6 +32,9 @@ from agentgauge.toolcall.schema import check_arguments, find_tool, parameter_nam
 
 __all__ = ["CallPair", "Diagnosis", "call_dicts", "diagnose"]
 
+# read by the verdicts of every sample: attribute getters, without a generator each time
+_NAME_OK = operator.attrgetter("name_ok")
+_SCHEMA_ERRORS = operator.attrgetter("schema_errors")
 _SCHEMA_ORDER = ("missing_required", "type_error", "unexpected_param", "value_mismatch")
 
 
@@ -52,9 +57,12 @@ class CallPair:
     value_errors: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)  # not frozen: a frozen __init__ sets each field by object.__setattr__
 class Diagnosis:
-    """What was expected, what was predicted, how they pair up and what went wrong."""
+    """What was expected, what was predicted, how they pair up and what went wrong.
+
+    The metrics of one trace read the same diagnosis: read it, never change it.
+    """
 
     expected: list[ExpectedCall]
     predicted: list[ToolCall]
@@ -74,14 +82,16 @@ class Diagnosis:
             self.parse_error is None
             and not self.unmatched_expected
             and not self.unmatched_predicted
-            and all(p.name_ok for p in self.pairs)
+            and all(map(_NAME_OK, self.pairs))
         )
 
     @property
     def parameters_ok(self) -> bool:
         """Every expected call has a same-name predicted call whose arguments fit the schema."""
-        return not self.unmatched_expected and all(
-            p.name_ok and not p.schema_errors for p in self.pairs
+        return (
+            not self.unmatched_expected
+            and all(map(_NAME_OK, self.pairs))
+            and not any(map(_SCHEMA_ERRORS, self.pairs))
         )
 
     @property
@@ -104,6 +114,11 @@ def call_dicts(calls: list[ToolCall] | list[ExpectedCall]) -> list[dict[str, Any
     return [{"name": c.name, "arguments": c.arguments} for c in calls]
 
 
+# CallPair is frozen: equal pairs (the same indices and errors, most often none) are one
+# instance, built once
+_call_pair = functools.lru_cache(maxsize=4096)(CallPair)
+
+
 def _pair(
     i: int,
     j: int,
@@ -115,7 +130,7 @@ def _pair(
     allow_unexpected: bool,
 ) -> CallPair:
     if call.name != expected.name:
-        return CallPair(i, j, name_ok=False)
+        return _call_pair(i, j, False)
     schema_errors = (
         check_arguments(call.arguments, tool.parameters, allow_unexpected=allow_unexpected)
         if tool is not None
@@ -126,7 +141,7 @@ def _pair(
         if values is not None
         else []
     )
-    return CallPair(i, j, True, tuple(schema_errors), tuple(value_errors))
+    return _call_pair(i, j, True, tuple(schema_errors), tuple(value_errors))
 
 
 def _cost(pair: CallPair, n_params: int, big: float, mid: float) -> float:
@@ -151,19 +166,26 @@ def diagnose(
         tol: numeric tolerance of ``lenient``.
         allow_unexpected: accept arguments the expected tool's schema does not list.
     """
-    expected = list(trace.task.expected_calls or [])
+    task = trace.task
+    expected = list(task.expected_calls or [])
     predicted = trace.tool_calls
-    tools = {e.name: find_tool(trace.task.tools, e.name) for e in expected}
-    candidates = [
-        [
-            _pair(i, j, e, c, tools[e.name], values, tol, allow_unexpected)
-            for j, c in enumerate(predicted)
-        ]
-        for i, e in enumerate(expected)
-    ]
     if len(expected) == 1 and len(predicted) == 1:  # the common case: one way to pair
-        pairs = [candidates[0][0]]
+        e = expected[0]
+        tool = find_tool(task.tools, e.name)
+        pairs = [_pair(0, 0, e, predicted[0], tool, values, tol, allow_unexpected)]
+        unmatched_expected: list[int] = []
+        unmatched_predicted: list[int] = []
+        unknown_tools = [] if tool is not None else [e.name]
     else:
+        tools = {e.name: find_tool(task.tools, e.name) for e in expected}
+        unknown_tools = sorted(name for name, tool in tools.items() if tool is None)
+        candidates = [
+            [
+                _pair(i, j, e, c, tools[e.name], values, tol, allow_unexpected)
+                for j, c in enumerate(predicted)
+            ]
+            for i, e in enumerate(expected)
+        ]
         n = max(len(expected), len(predicted))
         mid = float(n + 1)
         big = mid * (n + 1)
@@ -175,18 +197,20 @@ def diagnose(
             dtype=np.float64,
         ).reshape(len(expected), len(predicted))
         pairs = [candidates[i][j] for i, j in assign(cost)]
-    paired_e = {p.expected for p in pairs}
-    paired_p = {p.predicted for p in pairs}
+        paired_e = {p.expected for p in pairs}
+        paired_p = {p.predicted for p in pairs}
+        unmatched_expected = [i for i in range(len(expected)) if i not in paired_e]
+        unmatched_predicted = [j for j in range(len(predicted)) if j not in paired_p]
     parse_error = trace.metadata.get("parse_error")
-    diagnosis = Diagnosis(
-        expected=expected,
-        predicted=predicted,
-        pairs=pairs,
-        unmatched_expected=[i for i in range(len(expected)) if i not in paired_e],
-        unmatched_predicted=[j for j in range(len(predicted)) if j not in paired_p],
-        parse_error=str(parse_error) if parse_error else None,
-        unknown_tools=sorted(name for name, tool in tools.items() if tool is None),
-        errors=[],
+    diagnosis = Diagnosis(  # in field order (keywords cost more)
+        expected,
+        predicted,
+        pairs,
+        unmatched_expected,
+        unmatched_predicted,
+        str(parse_error) if parse_error else None,
+        unknown_tools,
+        [],
     )
     diagnosis.errors.extend(_taxonomy(diagnosis))  # named from the other fields
     return diagnosis
@@ -202,9 +226,14 @@ def _taxonomy(d: Diagnosis) -> list[str]:
         errors.append("wrong_count")
     if d.unmatched_predicted:
         errors.append("spurious_call")
-    if any(not p.name_ok for p in d.pairs):
+    detailed: list[str] = []
+    wrong_tool = False
+    for pair in d.pairs:
+        wrong_tool = wrong_tool or not pair.name_ok
+        detailed += pair.schema_errors
+        detailed += pair.value_errors
+    if wrong_tool:
         errors.append("wrong_tool")
-    detailed = [e for p in d.pairs for e in (*p.schema_errors, *p.value_errors)]
     if not detailed:  # the common case: nothing to order or to merge
         return errors
     detailed.sort(key=lambda e: _SCHEMA_ORDER.index(e.split(":", 1)[0]))

@@ -124,10 +124,24 @@ def _type_tests(declared: Any) -> tuple[Callable[[Any], bool], ...]:
 # the tests of each known type name, so that a value is checked without building lists
 _TESTS_OF_NAME = {name: _type_tests(name) for name in _TYPE_ALIASES}
 
+# the exact Python types of the decoded JSON values that pass each type name's tests: a value
+# of one of them needs no test (a value of a subclass, a bool for "integer", does)
+_JSON_TYPES: dict[str, frozenset[type]] = {
+    "string": frozenset({str}),
+    "integer": frozenset({int}),
+    "number": frozenset({int, float}),
+    "boolean": frozenset({bool}),
+    "array": frozenset({list}),
+    "object": frozenset({dict}),
+    "null": frozenset({type(None)}),
+    "any": frozenset({str, int, float, bool, list, dict, type(None)}),
+}
+_PASSING_TYPES = {name: _JSON_TYPES[canonical] for name, canonical in _TYPE_ALIASES.items()}
+
 
 def _value_errors(value: Any, schema: Any, path: str) -> list[str]:
     """Schema violations of one value (``path`` names it in the errors)."""
-    if not isinstance(schema, Mapping):
+    if type(schema) is not dict and not isinstance(schema, Mapping):  # a dict, but quickly
         return []
     if value is None and schema.get("nullable") is True:
         return []
@@ -144,15 +158,16 @@ def _value_errors(value: Any, schema: Any, path: str) -> list[str]:
     ):
         return [f"type_error:{path}"]
     declared = schema.get("type")
-    tests = _TESTS_OF_NAME.get(declared) if isinstance(declared, str) else None
-    if tests is None:
-        tests = _type_tests(declared)
-    if tests:
-        for test in tests:
-            if test(value):
-                break
-        else:
-            return [f"type_error:{path}"]
+    if type(declared) is not str or type(value) not in _PASSING_TYPES.get(declared, ()):
+        tests = _TESTS_OF_NAME.get(declared) if isinstance(declared, str) else None
+        if tests is None:
+            tests = _type_tests(declared)
+        if tests:
+            for test in tests:
+                if test(value):
+                    break
+            else:
+                return [f"type_error:{path}"]
     if isinstance(value, list):
         return _array_errors(value, schema, path)
     if isinstance(value, dict):
@@ -177,17 +192,18 @@ def _object_errors(
 ) -> list[str]:
     prefix = f"{path}." if path else ""
     properties = schema.get("properties")
-    properties = properties if isinstance(properties, Mapping) else {}
+    if type(properties) is not dict and not isinstance(properties, Mapping):
+        properties = {}
     required = schema.get("required")
-    errors = [
-        f"missing_required:{prefix}{name}"
-        for name in (required if isinstance(required, list) else [])
-        if isinstance(name, str) and name not in value
-    ]
+    errors: list[str] = []
+    if isinstance(required, list):
+        for name in required:
+            if isinstance(name, str) and name not in value:
+                errors.append(f"missing_required:{prefix}{name}")
     additional = schema.get("additionalProperties")
     for name, item in value.items():
         if name in properties:
-            errors += _value_errors(item, properties[name], f"{prefix}{name}")
+            errors += _value_errors(item, properties[name], f"{prefix}{name}" if path else name)
         elif isinstance(additional, Mapping):
             errors += _value_errors(item, additional, f"{prefix}{name}")
         elif additional is False or (not allow_unexpected and additional is not True):
@@ -234,7 +250,10 @@ def find_tool(tools: Sequence[ToolSpec], name: str) -> ToolSpec | None:
         tools: the tools offered to the model.
         name: a tool name.
     """
-    return next((t for t in tools if t.name == name), None)
+    for tool in tools:
+        if tool.name == name:
+            return tool
+    return None
 
 
 def _to_openapi(schema: Any) -> Any:
