@@ -28,7 +28,7 @@ checked with BFCL's rules.
 
 from __future__ import annotations
 
-import re
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
@@ -56,7 +56,8 @@ _PYTHON_TYPES: dict[str, type] = {
 }
 _JSON_SCHEMA_NAMES = {"number": "float", "object": "dict"}
 _NESTED_TYPES = ("array", "tuple")
-_STANDARDIZE = re.compile(r"[ ,./\-_*^]")
+# the characters BFCL's standardize_string removes (its regex ``[ ,./\-_*^]``)
+_STANDARDIZE = str.maketrans("", "", " ,./-_*^")
 
 
 class BfclUnsupported(AgentgaugeError, ValueError):
@@ -86,28 +87,29 @@ class BfclVerdict:
 _VALID = BfclVerdict(True)
 
 
+@functools.lru_cache(maxsize=1 << 16)  # the same answers and values come back, sample after sample
 def standardize_string(text: str) -> str:
     """BFCL's string normalisation: drop `` ,./-_*^``, lowercase, ``'`` -> ``"``.
 
     Args:
         text: a string value.
     """
-    return _STANDARDIZE.sub("", text).lower().replace("'", '"')
+    return text.translate(_STANDARDIZE).lower().replace("'", '"')
 
 
 def _fail(error_type: str, error: str, param: str | None = None) -> BfclVerdict:
     return BfclVerdict(False, error_type, error, param)
 
 
-def _answer_type(answers: Sequence[Any]) -> type | None:
-    return next((type(a) for a in answers if a != ""), None)
-
-
 def _type_check(
     param: str, value: Any, answers: Any, expected: type, nested: type | None
 ) -> tuple[BfclVerdict, bool]:
     """BFCL's ``type_checker``: the verdict and whether the value counts as a "variable"."""
-    answer_type = _answer_type(answers)
+    answer_type = None  # the type of the first possible answer other than "" (omitted)
+    for answer in answers:
+        if answer != "":
+            answer_type = type(answer)
+            break
     is_variable = answer_type is not None and answer_type is not expected
     if type(value) is expected:
         if nested is None:
@@ -137,10 +139,11 @@ def _standardized(values: Sequence[Any]) -> list[Any]:
 
 
 def _string_check(param: str, value: str, answers: Sequence[Any]) -> BfclVerdict:
-    accepted = [standardize_string(a) for a in answers if type(a) is str]
-    if standardize_string(value) not in accepted:
-        return _fail("value_error:string", f"{param!r}: {value!r} not in {list(answers)!r}", param)
-    return _VALID
+    given = standardize_string(value)
+    for answer in answers:  # BFCL standardizes them all first; the first match decides alike
+        if type(answer) is str and standardize_string(answer) == given:
+            return _VALID
+    return _fail("value_error:string", f"{param!r}: {value!r} not in {list(answers)!r}", param)
 
 
 def _list_check(param: str, value: list[Any], answers: Sequence[Any]) -> BfclVerdict:
@@ -221,34 +224,38 @@ def _check_call(
     for param, given in params.items():
         if param not in properties or param not in answers:
             return _fail("simple_function_checker:unexpected_param", f"unexpected {param!r}", param)
-        type_name = _type_name(properties[param])
+        schema = properties[param]
+        possible = answers[param]
+        declared = schema["type"]
+        type_name = _JSON_SCHEMA_NAMES.get(declared, declared)  # _type_name(schema)
         expected_type = _PYTHON_TYPES[type_name]
-        nested = (
-            _PYTHON_TYPES[_type_name(properties[param]["items"])]
-            if type_name in _NESTED_TYPES
-            else None
-        )
+        nested = _PYTHON_TYPES[_type_name(schema["items"])] if type_name in _NESTED_TYPES else None
         value: Any = given
         if type_name == "float" and type(value) is int:
             value = float(value)
-        verdict, is_variable = _type_check(param, value, answers[param], expected_type, nested)
-        if not verdict.valid:
-            return verdict
-        if not is_variable:
-            if expected_type is dict:
-                verdict = _dict_check(param, value, answers[param])
-            elif expected_type is list and nested is dict:
-                verdict = _list_dict_check(param, value, answers[param])
-            elif expected_type is str:
-                verdict = _string_check(param, value, answers[param])
-            elif expected_type is list:
-                verdict = _list_check(param, value, answers[param])
-            else:
-                verdict = _others_check(param, value, answers[param])
+        if nested is None and type(value) is expected_type:
+            # _type_check's verdict without the call: valid, and a "variable" when the first
+            # possible answer other than "" has another type
+            is_variable = False
+            for answer in possible:
+                if answer != "":
+                    is_variable = type(answer) is not expected_type
+                    break
+        else:
+            verdict, is_variable = _type_check(param, value, possible, expected_type, nested)
             if not verdict.valid:
                 return verdict
-            continue
-        verdict = _others_check(param, value, answers[param])
+        if is_variable:
+            verdict = _others_check(param, value, possible)
+        elif expected_type is str:
+            verdict = _string_check(param, value, possible)
+        elif expected_type is dict:
+            verdict = _dict_check(param, value, possible)
+        elif expected_type is list:
+            checker = _list_dict_check if nested is dict else _list_check
+            verdict = checker(param, value, possible)
+        else:
+            verdict = _others_check(param, value, possible)
         if not verdict.valid:
             return verdict
     for param, allowed in answers.items():
@@ -264,10 +271,10 @@ def _others_check(param: str, value: Any, answers: Any) -> BfclVerdict:
 
 
 def _description(tools: Sequence[ToolSpec], name: str) -> ToolSpec:
-    tool = next((t for t in tools if t.name == name), None)
-    if tool is None:
-        raise BfclUnsupported(f"no function description for expected function {name!r}")
-    return tool
+    for tool in tools:
+        if tool.name == name:
+            return tool
+    raise BfclUnsupported(f"no function description for expected function {name!r}")
 
 
 def _parallel(
