@@ -43,8 +43,6 @@ def call_cost(settings: JudgeSettings, usage: RunUsage) -> tuple[float | None, s
 
 
 def _calls(details: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    if "usage" not in details and "steps_generation" not in details:
-        return []  # most metrics call no model
     return [
         entry
         for entry in (details, details.get("steps_generation"))
@@ -68,7 +66,12 @@ def judge_spend(details: Iterable[Mapping[str, Any]]) -> dict[str, Any] | None:
         one call's cost is unknown, counted in ``cost_unknown``); None when no metric reports
         a call.
     """
-    entries = [entry for d in details for entry in _calls(d)]
+    entries = [
+        entry
+        for d in details
+        if "usage" in d or "steps_generation" in d  # most metrics call no model: no call
+        for entry in _calls(d)
+    ]
     if not entries:
         return None
     live = [e["usage"] for e in entries if not e["cached"]]
