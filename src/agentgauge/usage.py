@@ -160,20 +160,21 @@ def trace_usage(trace: Trace) -> TraceUsage:
     Args:
         trace: the trace.
     """
-    own = trace.usage is not None and _recorded(trace.usage)
+    usage, steps = trace.usage, trace.steps
+    own = usage is not None and _recorded(usage)
     calls: int | None = None
     parts: list[Usage] = []
-    if trace.steps:
+    if steps:
         calls = 0
-        for step in trace.steps:  # one pass: the model calls, and the usage of each step
+        for step in steps:  # one pass: the model calls, and the usage of each step
             calls += step.kind in _MODEL_STEPS
-            if not own and step.usage is not None and _recorded(step.usage):
-                parts.append(step.usage)
+            if not own and (step_usage := step.usage) is not None and _recorded(step_usage):
+                parts.append(step_usage)
     if own:
-        assert trace.usage is not None
-        counted: Usage | None = trace.usage
+        assert usage is not None
+        counted: Usage | None = usage
         source = "trace"
-        parts = [trace.usage]
+        parts = [usage]
     else:
         counted = sum_usage(parts) if parts else None
         source = "steps"

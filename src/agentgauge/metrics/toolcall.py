@@ -223,9 +223,10 @@ def parameter_accuracy(trace: Trace, *, allow_unexpected: bool = True) -> Metric
     """
     if run_error := trace.metadata.get("run_error"):
         return _unanswered(trace, run_error)
-    if trace.task.expected_calls is None:
+    expected = trace.task.expected_calls
+    if expected is None:
         return MetricResult.missing(_NO_EXPECTATION)
-    if not trace.task.expected_calls:
+    if not expected:
         return MetricResult.missing("no call is expected: no parameters to check")
     shared = _shared(trace)
     d = shared.diagnosis(allow_unexpected=allow_unexpected)
@@ -270,9 +271,10 @@ def abstention(trace: Trace) -> MetricResult:
     Args:
         trace: the sample.
     """
-    if trace.task.expected_calls is None:
+    expected = trace.task.expected_calls
+    if expected is None:
         return MetricResult.missing(_NO_EXPECTATION)
-    if trace.task.expected_calls:
+    if expected:
         return MetricResult.missing("a call is expected: abstention does not apply")
     if run_error := trace.metadata.get("run_error"):
         return _unanswered(trace, run_error)
@@ -392,12 +394,15 @@ class ValueAccuracy:
         self.allow_unexpected = allow_unexpected
 
     def score(self, trace: Trace) -> MetricResult:
-        if run_error := trace.metadata.get("run_error"):
+        metadata = trace.metadata
+        if run_error := metadata.get("run_error"):
             return _unanswered(trace, run_error)
-        if trace.task.expected_calls is None:
+        task = trace.task
+        expected = task.expected_calls
+        if expected is None:
             return MetricResult.missing(_NO_EXPECTATION)
         if self.mode == "bfcl":
-            return self._score_bfcl(trace)
+            return self._score_bfcl(trace, task, expected, metadata)
         shared = _shared(trace)
         d = shared.diagnosis(self.mode, self.tol, self.allow_unexpected)
         details = shared.details(d, mode=self.mode)
@@ -407,12 +412,11 @@ class ValueAccuracy:
             details["error_type"] = None
         return MetricResult(1.0 if d.values_ok else 0.0, details)
 
-    def _score_bfcl(self, trace: Trace) -> MetricResult:
-        task = trace.task
-        expected = task.expected_calls or []
+    def _score_bfcl(
+        self, trace: Trace, task: Task, expected: list[ExpectedCall], metadata: dict[str, JSON]
+    ) -> MetricResult:
         shared = _shared(trace)
         calls = shared.tool_calls()
-        metadata = trace.metadata
         parse_error = metadata.get("parse_error")
         expected_dicts, predicted_dicts = shared.calls(expected, calls)
         details: dict[str, Any] = {

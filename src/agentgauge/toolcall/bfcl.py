@@ -212,8 +212,9 @@ def _check_call(
 ) -> BfclVerdict:
     """BFCL's ``simple_function_checker``."""
     answers: Mapping[str, Any] = expected.arguments
-    properties: Mapping[str, Any] = tool.parameters["properties"]  # type: ignore[assignment]
-    required: Sequence[str] = tool.parameters.get("required", [])  # type: ignore[assignment]
+    parameters = tool.parameters
+    properties: Mapping[str, Any] = parameters["properties"]  # type: ignore[assignment]
+    required: Sequence[str] = parameters.get("required", [])  # type: ignore[assignment]
     name = tool.name.replace(".", "_") if underscore_to_dot else tool.name
     if call.name != name:
         return _fail("simple_function_checker:wrong_func_name", f"function {name!r} not called")

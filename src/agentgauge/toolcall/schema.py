@@ -136,6 +136,7 @@ _JSON_TYPES: dict[str, frozenset[type]] = {
     "null": frozenset({type(None)}),
     "any": frozenset({str, int, float, bool, list, dict, type(None)}),
 }
+_SCALAR_TYPES = frozenset({str, int, float, bool})
 _PASSING_TYPES = {name: _JSON_TYPES[canonical] for name, canonical in _TYPE_ALIASES.items()}
 
 
@@ -203,7 +204,18 @@ def _object_errors(
     additional = schema.get("additionalProperties")
     for name, item in value.items():
         if name in properties:
-            errors += _value_errors(item, properties[name], f"{prefix}{name}" if path else name)
+            prop = properties[name]
+            if (
+                type(prop) is dict
+                and type(item) in _SCALAR_TYPES
+                and type(declared := prop.get("type")) is str
+                and type(item) in _PASSING_TYPES.get(declared, ())
+                and "enum" not in prop
+                and "anyOf" not in prop
+                and "oneOf" not in prop
+            ):
+                continue  # a scalar of its declared type under no other rule: _value_errors' []
+            errors += _value_errors(item, prop, f"{prefix}{name}" if path else name)
         elif isinstance(additional, Mapping):
             errors += _value_errors(item, additional, f"{prefix}{name}")
         elif additional is False or (not allow_unexpected and additional is not True):
