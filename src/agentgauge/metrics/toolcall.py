@@ -68,12 +68,14 @@ _TOKEN = re.compile(r"\w+")
 
 class _Shared:
     """What the metrics of one trace share: its diagnoses (by mode, tolerance and
-    ``allow_unexpected``) and its expected and predicted calls as details list them."""
+    ``allow_unexpected``), its expected and predicted calls as details list them and its raw
+    output."""
 
-    __slots__ = ("_calls", "_diagnoses", "_tool_calls", "trace")
+    __slots__ = ("_calls", "_diagnoses", "_tool_calls", "raw_output", "trace")
 
     def __init__(self, trace: Trace) -> None:
         self.trace = trace
+        self.raw_output = trace.metadata.get("raw_output")
         self._diagnoses: dict[tuple[ValueMode | None, float, float, bool], Diagnosis] = {}
         self._calls: tuple[list[dict[str, Any]], list[dict[str, Any]]] | None = None
         self._tool_calls: list[ToolCall] | None = None
@@ -123,7 +125,7 @@ class _Shared:
             "error_type": errors[0] if errors else None,  # Diagnosis.error_type
             "expected": expected,
             "predicted": predicted,
-            "raw_output": self.trace.metadata.get("raw_output"),
+            "raw_output": self.raw_output,
             **extra,
         }
 
@@ -423,7 +425,7 @@ class ValueAccuracy:
             "mode": "bfcl",
             "expected": expected_dicts,
             "predicted": predicted_dicts,
-            "raw_output": metadata.get("raw_output"),
+            "raw_output": shared.raw_output,
         }
         if is_multi_turn(task):
             return _score_multi_turn(trace, details)
