@@ -467,3 +467,25 @@ def test_engine_scores_real_samples_as_each_metric_alone(shared_data: Path) -> N
     assert any(
         "unexpected_param:unlisted" in s.details["tool_selection"]["errors"] for s in samples
     )
+
+
+def test_a_trace_changed_between_two_scorings_is_scored_anew() -> None:
+    # the call metrics share a diagnosis per trace only while the engine scores a batch
+    from agentgauge.model import Step, ToolCall
+
+    trace = Trace(
+        id="t",
+        task=Task(
+            id="t",
+            tools=[ToolSpec(name="f", parameters={"type": "object", "properties": {"a": {}}})],
+            expected_calls=[ExpectedCall(name="f", arguments={"a": [1]})],
+        ),
+        steps=[Step(index=0, kind="tool_call", tool_call=ToolCall(name="f", arguments={"a": 1}))],
+    )
+    suite = load_suite("toolcall")
+    metric = create_metric("value_accuracy")
+    assert metric.score(trace).value == 1.0
+    assert score_traces([trace], suite)[0].values["value_accuracy"] == 1.0
+    trace.steps[0].tool_call.arguments["a"] = 2  # type: ignore[union-attr]
+    assert metric.score(trace).value == 0.0
+    assert score_traces([trace], suite)[0].values["value_accuracy"] == 0.0

@@ -45,7 +45,13 @@ from agentgauge.io.importers import IMPORTERS
 from agentgauge.io.jsonl import RawLine, ReadError, iter_raw_lines, parse_line
 from agentgauge.judges.cost import judge_spend
 from agentgauge.judges.preflight import check_judge
-from agentgauge.metrics.base import BatchMetric, Metric, MetricResult, score_many
+from agentgauge.metrics.base import (
+    BatchMetric,
+    Metric,
+    MetricResult,
+    score_many,
+    sharing_per_trace,
+)
 from agentgauge.metrics.text import TEXT_METRICS
 from agentgauge.model import Trace
 from agentgauge.registry import Registry
@@ -204,12 +210,13 @@ def _score_traces(
     # are completed while their traces and results are still in the processor's caches too.
     for start in range(0, len(traces), _ROUND):
         chunk = traces[start : start + _ROUND]
-        outcomes = [
-            batched[i][start : start + _ROUND]
-            if i in batched
-            else _score_one_metric(m, chunk, batch=False)
-            for i, m in enumerate(built)
-        ]
+        with sharing_per_trace():
+            outcomes = [
+                batched[i][start : start + _ROUND]
+                if i in batched
+                else _score_one_metric(m, chunk, batch=False)
+                for i, m in enumerate(built)
+            ]
         samples += _completed(chunk, built, outcomes, suite, verdicts)
     return samples
 

@@ -18,9 +18,11 @@ from __future__ import annotations
 import functools
 import inspect
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any, Protocol, cast, runtime_checkable
+from typing import Any, Protocol, TypeVar, cast, runtime_checkable
 
 from agentgauge.errors import AgentgaugeError
 from agentgauge.model import Trace
@@ -42,9 +44,47 @@ __all__ = [
     "lower_is_better",
     "metric",
     "score_many",
+    "shared_per_trace",
+    "sharing_per_trace",
 ]
 
 ENTRY_POINT_GROUP = "agentgauge.metrics"
+
+_T = TypeVar("_T")
+_SHARED: ContextVar[dict[tuple[Any, int], tuple[Trace, Any]] | None] = ContextVar(
+    "agentgauge_shared_per_trace", default=None
+)
+
+
+@contextmanager
+def sharing_per_trace() -> Iterator[None]:
+    """Lets the metrics scored inside share what they work out about each trace
+    (:func:`shared_per_trace`). The engine scores each batch inside, where the traces are
+    neither changed nor freed; outside, every metric reads the trace as it is at that moment,
+    so that a trace changed between two calls is scored anew."""
+    token = _SHARED.set({})
+    try:
+        yield
+    finally:
+        _SHARED.reset(token)
+
+
+def shared_per_trace(trace: Trace, make: Callable[[Trace], _T]) -> _T:
+    """``make(trace)``, made once per trace for all the metrics that ask inside
+    :func:`sharing_per_trace`, and made afresh each time outside it.
+
+    Args:
+        trace: the trace.
+        make: what to work out about it (the same function for everything that shares it).
+    """
+    memo = _SHARED.get()
+    if memo is None:
+        return make(trace)
+    key = (make, id(trace))  # the entry holds the trace, so its id is no other's meanwhile
+    entry = memo.get(key)
+    if entry is None or entry[0] is not trace:
+        entry = memo[key] = (trace, make(trace))
+    return cast(_T, entry[1])
 
 
 @dataclass(slots=True)

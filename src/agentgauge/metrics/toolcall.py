@@ -34,7 +34,7 @@ import re
 from collections import Counter
 from typing import Any
 
-from agentgauge.metrics.base import MetricResult, metric
+from agentgauge.metrics.base import MetricResult, metric, shared_per_trace
 from agentgauge.model import JSON, ExpectedCall, Task, ToolCall, Trace
 from agentgauge.toolcall.bfcl import BfclUnsupported, BfclVerdict, check_bfcl
 from agentgauge.toolcall.bfcl_multiturn import (
@@ -130,20 +130,9 @@ class _Shared:
         }
 
 
-_RECENT: dict[int, _Shared] = {}
-_RECENT_SIZE = 128
-
-
 def _shared(trace: Trace) -> _Shared:
-    """What the metrics share about ``trace``, kept for the last traces with the traces
-    themselves (so that an id is never taken for another trace's); the engine gives every
-    metric a few traces at a time."""
-    shared = _RECENT.get(id(trace))
-    if shared is None or shared.trace is not trace:
-        if len(_RECENT) >= _RECENT_SIZE:
-            _RECENT.clear()
-        shared = _RECENT[id(trace)] = _Shared(trace)
-    return shared
+    """What the call metrics share about ``trace`` (:func:`shared_per_trace`)."""
+    return shared_per_trace(trace, _Shared)
 
 
 def _flag_changes_nothing(trace: Trace, other: Diagnosis, allow_unexpected: bool) -> bool:
