@@ -662,3 +662,18 @@ def test_stop_words_are_scikit_learns_without_importing_it() -> None:
 
     assert out.stdout.split() == [str(len(ENGLISH_STOP_WORDS)), "False"]
     assert english_stop_words() == ENGLISH_STOP_WORDS
+
+
+def test_agent_steps_are_picked_anew_for_a_changed_trace() -> None:
+    # the metrics share the agent steps they pick from a trace only within one engine batch
+    trace = Trace(
+        id="t",
+        task=Task(id="t"),
+        output="done",
+        steps=[Step(index=0, kind="llm", content="thinking")],
+    )
+    suite = load_suite("behavior")
+    assert score_traces([trace], suite)[0].details["tool_usage"]["agent_steps"] == 1
+    trace.steps.append(Step(index=1, kind="message", agent="user", content="hi"))
+    trace.steps.append(Step(index=2, kind="llm", content="more"))
+    assert score_traces([trace], suite)[0].details["tool_usage"]["agent_steps"] == 2
