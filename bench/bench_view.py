@@ -16,12 +16,10 @@ import json
 import random
 import statistics
 import tempfile
-import threading
 import time
 import urllib.parse
 import urllib.request
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import quote
 
@@ -86,26 +84,6 @@ def _store(folder: Path, n: int) -> tuple[Path, str]:
     return db, run_id
 
 
-@contextmanager
-def _viewer(db: Path) -> Iterator[str]:
-    import uvicorn
-
-    from agentgauge.web.app import bind, create_app, url_of
-
-    sock = bind(0)
-    server = uvicorn.Server(uvicorn.Config(create_app(db), log_level="warning"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    while not server.started:
-        time.sleep(0.02)
-    try:
-        yield url_of(sock)
-    finally:
-        server.should_exit = True
-        thread.join(10)
-        sock.close()
-
-
 def _get(url: str) -> bytes:
     with urllib.request.urlopen(url, timeout=600) as response:
         return bytes(response.read())
@@ -127,7 +105,9 @@ def _row(label: str, times: list[float], size: int) -> None:
 
 
 def _bench_viewer(db: Path, run_id: str, n: int, repeats: int) -> None:
-    with _viewer(db) as url:
+    from agentgauge.web.app import serving
+
+    with serving(db) as url:
         api = f"{url}api/"
         first_start = time.perf_counter()
         _get(f"{api}run?id={run_id}")

@@ -6,17 +6,13 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import threading
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from pathlib import Path
 
-import uvicorn
 from typer.testing import CliRunner
 
 from agentgauge.cli import app
-from agentgauge.web.app import bind, create_app, url_of
+from agentgauge.web.app import serving
 
 DEMO = Path(__file__).resolve().parents[1] / "examples" / "demo_traces.jsonl"
 
@@ -87,21 +83,6 @@ def record_runs(tmp_path: Path) -> tuple[Path, list[str]]:
     return db, ids
 
 
-@contextmanager
-def viewer(db: Path) -> Iterator[str]:
+def viewer(db: Path) -> AbstractContextManager[str]:
     """Serve the viewer of ``db``; yields its URL."""
-    sock = bind(0)
-    server = uvicorn.Server(uvicorn.Config(create_app(db), log_level="warning"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started:
-        if time.monotonic() > deadline or not thread.is_alive():
-            raise RuntimeError("the viewer did not start")
-        time.sleep(0.02)
-    try:
-        yield url_of(sock)
-    finally:
-        server.should_exit = True
-        thread.join(10)
-        sock.close()
+    return serving(db)

@@ -17,8 +17,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import threading
-import time
 from pathlib import Path
 from urllib.parse import quote
 
@@ -63,10 +61,8 @@ def main() -> None:
     parser.add_argument("--chromium", default="/usr/bin/chromium")
     args = parser.parse_args()
 
-    import uvicorn
-
     from agentgauge.store import Store
-    from agentgauge.web.app import bind, create_app, url_of
+    from agentgauge.web.app import serving
 
     with tempfile.TemporaryDirectory() as tmp:
         # in a folder of its own, the pages show the paths a user of the demo sees
@@ -83,15 +79,9 @@ def main() -> None:
         a, b = _evaluate("examples/demo_traces.jsonl", db), _evaluate(other, db)
         with Store(db) as store:
             key = next(r.key for r in store.iter_samples(a) if r.trace_id == SAMPLE)
-        sock = bind(0)
-        server = uvicorn.Server(uvicorn.Config(create_app(db), log_level="warning"))
-        thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-        thread.start()
-        while not server.started:
-            time.sleep(0.05)
-        try:
+        with serving(db) as url:
             _shoot(
-                url_of(sock),
+                url,
                 args.chromium,
                 {
                     "run": f"#/run/{a}",
@@ -99,10 +89,6 @@ def main() -> None:
                     "compare": f"#/compare/{a}/{b}",
                 },
             )
-        finally:
-            server.should_exit = True
-            thread.join(10)
-            sock.close()
 
 
 if __name__ == "__main__":

@@ -12,8 +12,10 @@ from __future__ import annotations
 import math
 import socket
 import threading
+import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -35,7 +37,16 @@ from agentgauge.web.documents import (
 )
 from agentgauge.web.frontend import ASSETS, SERVER_CSP, asset, server_page
 
-__all__ = ["HOST", "ViewerError", "bind", "create_app", "sample_query", "serve", "url_of"]
+__all__ = [
+    "HOST",
+    "ViewerError",
+    "bind",
+    "create_app",
+    "sample_query",
+    "serve",
+    "serving",
+    "url_of",
+]
 
 HOST = "127.0.0.1"
 """The viewer listens on this machine only."""
@@ -284,3 +295,34 @@ def serve(db: str | Path, sock: socket.socket) -> None:
 
     config = uvicorn.Config(create_app(db), log_level="warning")
     uvicorn.Server(config).run(sockets=[sock])
+
+
+@contextmanager
+def serving(db: str | Path, port: int = 0) -> Iterator[str]:
+    """Serve the viewer from a background thread while the block runs (a notebook, a test, a
+    script that reads pages); yields its URL.
+
+    Args:
+        db: the SQLite store.
+        port: the port; 0 (the default) for any free one.
+
+    Raises:
+        ViewerError: the port is taken, or the server did not start within 20 s.
+    """
+    import uvicorn
+
+    sock = bind(port)
+    server = uvicorn.Server(uvicorn.Config(create_app(db), log_level="warning"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 20
+        while not server.started:
+            if time.monotonic() > deadline or not thread.is_alive():
+                raise ViewerError("the viewer did not start")
+            time.sleep(0.02)
+        yield url_of(sock)
+    finally:
+        server.should_exit = True
+        thread.join(10)
+        sock.close()
