@@ -9,7 +9,7 @@ about a request, the API key that was sent with it.
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from functools import cache, lru_cache
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
@@ -61,15 +61,23 @@ CREDENTIAL_PATTERNS: tuple[str, ...] = (
 _CREDENTIAL = re.compile("|".join(f"(?:{p})" for p in CREDENTIAL_PATTERNS), re.IGNORECASE)
 
 
-_CREDENTIAL_SCREEN = Screen([re.compile(p, re.IGNORECASE) for p in CREDENTIAL_PATTERNS])
-# what redact_secrets hides, as it shows in JSON text: a whole-key pattern is a quoted string
-_SECRET_IN_JSON = Screen(
-    [
-        *(re.compile(part, re.IGNORECASE) for part in _KEY_PARTS),
-        *(re.compile(f'"{key}"', re.IGNORECASE) for key in _WHOLE_KEYS),
-        *_CREDENTIAL_SCREEN.patterns,
-    ]
-)
+@cache
+def _credential_screen() -> Screen:
+    # built on first use: reading the patterns' needles is work an import should not do
+    return Screen([re.compile(p, re.IGNORECASE) for p in CREDENTIAL_PATTERNS])
+
+
+@cache
+def _secret_in_json() -> Screen:
+    """What redact_secrets hides, as it shows in JSON text: a whole-key pattern is a quoted
+    string."""
+    return Screen(
+        [
+            *(re.compile(part, re.IGNORECASE) for part in _KEY_PARTS),
+            *(re.compile(f'"{key}"', re.IGNORECASE) for key in _WHOLE_KEYS),
+            *_credential_screen().patterns,
+        ]
+    )
 
 
 def redact_url(text: str) -> str:
@@ -143,7 +151,7 @@ def might_hold_secret(text: str) -> bool:
     """
     if not text.isascii() or "\\u" in text or "\\/" in text:
         return True  # JSON can spell any letter or slash as an escape
-    return "://" in text or _SECRET_IN_JSON.search(text)
+    return "://" in text or _secret_in_json().search(text)
 
 
 def hide_credentials(text: str) -> str:
@@ -154,7 +162,7 @@ def hide_credentials(text: str) -> str:
         text: text to show.
     """
     text = redact_url(text)
-    if not _CREDENTIAL_SCREEN.may_match(text):
+    if not _credential_screen().may_match(text):
         return text
     return _CREDENTIAL.sub("[credential hidden]", text)
 
