@@ -56,7 +56,7 @@ from agentgauge.metrics.text import TEXT_METRICS
 from agentgauge.model import Trace
 from agentgauge.registry import Registry
 from agentgauge.scoring import band, composite, failed_gates, gate_note, recommendation
-from agentgauge.store import MetricRow, SampleRow, Store
+from agentgauge.store import MetricRow, PreparedBatch, SampleRow, Store, prepare_batch
 from agentgauge.usage import trace_usage
 
 __all__ = [
@@ -82,8 +82,8 @@ __all__ = [
 Item = Trace | ReadError | RawLine
 Batch = list[tuple[int, str, Item]]
 """Items to score, each with its sequence number and resume key."""
-Outcome = tuple[list[SampleRow], list[ReadError]]
-"""A scored batch: its samples' rows and its read errors."""
+Outcome = PreparedBatch
+"""A scored batch: its samples', metric values' and read errors' rows, ready for the store."""
 
 
 @dataclass
@@ -376,7 +376,7 @@ def _parse_and_score(batch: Batch, suite: Suite, metrics: Sequence[Metric]) -> O
         else:
             keyed.append((seq, key, item, None, None, None))
     scores = score_traces([k[2] for k in keyed], suite, metrics) if keyed else []
-    return _to_rows(keyed, scores), errors
+    return prepare_batch(_to_rows(keyed, scores), errors)
 
 
 _worker_state: tuple[Suite, list[Metric]] | None = None
@@ -572,9 +572,9 @@ def evaluate(
     runner = _start_runner(scoring, built, make_runner, opts)
     try:
         with _progress_bar(opts.progress, opts.total) as advance:
-            for rows, errors in runner.run(_batches(items, done, opts.batch_size, advance)):
-                store.write_batch(run_id, rows, errors)
-                advance(len(rows) + len(errors))
+            for outcome in runner.run(_batches(items, done, opts.batch_size, advance)):
+                store.write_prepared(run_id, outcome)
+                advance(outcome.size)
     except BaseException as exc:
         # interrupted or failed: what is saved is saved; busy workers are not waited for
         runner.close(wait=False)

@@ -36,11 +36,13 @@ __all__ = [
     "SCHEMA_VERSION",
     "Facet",
     "MetricRow",
+    "PreparedBatch",
     "RunInfo",
     "SampleQuery",
     "SampleRow",
     "Store",
     "StoreError",
+    "prepare_batch",
     "redact_secrets",
 ]
 
@@ -461,6 +463,42 @@ def _sample_values(s: SampleRow) -> tuple[Any, ...]:
     )
 
 
+class PreparedBatch(NamedTuple):
+    """A batch's rows as the store writes them, the run id left out (:func:`prepare_batch`).
+
+    Workers make them, so that the process that owns the store only inserts: the details'
+    JSON, the redaction and the trace's compression are done beside the scoring, and a batch
+    travels back as strings and bytes rather than as nested objects.
+    """
+
+    samples: list[tuple[Any, ...]]
+    metric_values: list[tuple[Any, ...]]
+    errors: list[tuple[Any, ...]]
+
+    @property
+    def size(self) -> int:
+        """Samples and read errors in the batch: the items it accounts for."""
+        return len(self.samples) + len(self.errors)
+
+
+def prepare_batch(samples: Sequence[SampleRow], errors: Sequence[ReadError] = ()) -> PreparedBatch:
+    """The rows of a batch of samples and read errors, ready for :meth:`Store.write_prepared`.
+
+    Args:
+        samples: scored samples.
+        errors: the input lines that could not be read.
+    """
+    return PreparedBatch(
+        [_sample_values(s) for s in samples],
+        [
+            (_text(s.key), _text(m.metric), m.value, _shown(m.reason), _shown(m.error))
+            for s in samples
+            for m in s.metrics
+        ],
+        [(_text(e.source), e.line, _shown(e.field), _shown(e.message)) for e in errors],
+    )
+
+
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
@@ -644,6 +682,15 @@ class Store:
             samples: scored samples.
             errors: the input lines that could not be read.
         """
+        self.write_prepared(run_id, prepare_batch(samples, errors))
+
+    def write_prepared(self, run_id: str, batch: PreparedBatch) -> None:
+        """Write a batch made ready by :func:`prepare_batch` in a single transaction.
+
+        Args:
+            run_id: the run.
+            batch: the rows of its samples, metric values and read errors.
+        """
         db = self._db
         db.execute("BEGIN IMMEDIATE")
         try:
@@ -651,29 +698,15 @@ class Store:
                 "INSERT OR REPLACE INTO samples (run_id, key, seq, source, line, trace_id, "
                 "task_id, composite, coverage, recommendation, band, error, details, trace, usage, "
                 "category, error_type) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                [(run_id, *_sample_values(s)) for s in samples],
+                [(run_id, *row) for row in batch.samples],
             )
             db.executemany(
                 "INSERT OR REPLACE INTO metric_values VALUES (?,?,?,?,?,?)",
-                [
-                    (
-                        run_id,
-                        _text(s.key),
-                        _text(m.metric),
-                        m.value,
-                        _shown(m.reason),
-                        _shown(m.error),
-                    )
-                    for s in samples
-                    for m in s.metrics
-                ],
+                [(run_id, *row) for row in batch.metric_values],
             )
             db.executemany(
                 "INSERT OR REPLACE INTO read_errors VALUES (?,?,?,?,?)",
-                [
-                    (run_id, _text(e.source), e.line, _shown(e.field), _shown(e.message))
-                    for e in errors
-                ],
+                [(run_id, *row) for row in batch.errors],
             )
             db.execute("COMMIT")
         except BaseException:
