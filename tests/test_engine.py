@@ -4,6 +4,7 @@ import gc
 import json
 import os
 import sqlite3
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -217,6 +218,56 @@ def test_in_memory_traces_and_secret_redaction(tmp_path: Path) -> None:
     assert run.config["judge"] == {"api_key": "***", "api_key_env": "KEY"}
     assert b"sk-secret" not in raw
     assert [s["id"] for s in doc["samples"]] == ["m0", "m1", "m2"]
+
+
+def test_workers_store_what_one_process_stores_secrets_redacted(tmp_path: Path) -> None:
+    key = "sk-proj-" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4"
+    lines = [
+        json.dumps(
+            {
+                "id": f"w{i}",
+                "task": {"id": "t", "category": "tool_use"},
+                "output": f"the key is {key}" if i % 3 == 0 else "done",
+                "steps": [{"index": 0, "kind": "llm", "content": f"step {i}"}],
+            }
+        )
+        for i in range(30)
+    ]
+    path = tmp_path / "in.jsonl"
+    path.write_text("\n".join([*lines[:10], "{not json", *lines[10:]]) + "\n")
+    suite = load_suite("behavior")
+    stored = []
+    for jobs in (1, 2):
+        db = tmp_path / f"jobs{jobs}.db"
+        with Store(db) as store:
+            rid = evaluate(
+                iter_sources([path]),
+                suite,
+                store=store,
+                options=EvaluateOptions(jobs=jobs, progress=False, batch_size=4, run_id="r"),
+            )
+            rows = store.connection.execute(
+                "SELECT key, seq, composite, details, trace, usage, category FROM samples "
+                "WHERE run_id = ? ORDER BY seq",
+                (rid,),
+            ).fetchall()
+            values = store.connection.execute(
+                "SELECT * FROM metric_values ORDER BY sample_key, metric"
+            ).fetchall()
+            errors = store.connection.execute("SELECT * FROM read_errors").fetchall()
+        stored.append(([tuple(r) for r in rows], [tuple(v) for v in values], errors))
+        assert key.encode() not in db.read_bytes()
+    assert stored[0] == stored[1]
+    rows, values, errors = stored[0]
+    assert len(rows) == 30 and len(values) == 30 * len(suite.metrics)
+    traces = [zlib.decompress(r[4]).decode() for r in rows]  # compressed: read them whole
+    assert not any(key in t for t in traces)
+    hidden = "the key is [credential hidden]"
+    assert [json.loads(t)["output"] for t in traces][:4] == [hidden, "done", "done", hidden]
+    assert [tuple(e)[1:3] for e in errors] == [(str(path), 11)]
+    # the safety metric saw the key in the output; the store keeps its finding, not the key
+    unsafe = [json.loads(r[3])["safety"]["output_unsafe"] for r in rows]
+    assert unsafe == [i % 3 == 0 for i in range(30)]
 
 
 def test_redaction_keeps_counts_and_hides_url_credentials() -> None:
