@@ -404,3 +404,48 @@ def test_a_version_4_store_gains_the_bertscore_cache(tmp_path: Path) -> None:
         assert store.cached_embeddings("m", 5, [b"d1"]) == {}  # another layer
         store.cache_scores([(b"k", 0.5, 0.25, 1 / 3)])
         assert store.cached_scores([b"k", b"j"]) == {b"k": (0.5, 0.25, 1 / 3)}
+
+
+def test_a_version_5_store_keeps_its_samples_in_a_rowid_table(tmp_path: Path) -> None:
+    db = tmp_path / "old.db"
+    with sqlite3.connect(db) as old:
+        old.executescript(
+            ";".join(_MIGRATIONS[v] for v in range(1, 6)) + "; PRAGMA user_version = 5;"
+        )
+        old.execute(
+            "INSERT INTO runs VALUES ('r', 'evaluate', 'behavior', '{}', '[]', 'completed', "
+            "'2026-01-01T00:00:00+00:00', NULL)"
+        )
+        for seq, key in enumerate(["b#2", "a#1", "c#3"]):
+            old.execute(
+                "INSERT INTO samples (run_id, key, seq, trace_id, task_id, composite, coverage, "
+                "details, category) VALUES ('r', ?, ?, ?, 't', ?, 1.0, '{}', 'math')",
+                (key, seq, f"id{seq}", seq / 4),
+            )
+            old.execute(
+                "INSERT INTO metric_values VALUES ('r', ?, 'accuracy', ?, NULL, NULL)",
+                (key, seq / 4),
+            )
+    with Store(db) as store:
+        con = store.connection
+        assert con.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+        indexes = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='index'")}
+        assert "samples_seq" not in indexes and {"samples_view", "samples_failed"} <= indexes
+        # a rowid table now, whose rows keep the run's order
+        assert [r[0] for r in con.execute("SELECT key FROM samples ORDER BY rowid")] == [
+            "b#2",
+            "a#1",
+            "c#3",
+        ]
+        samples = list(store.iter_samples("r"))
+        assert [(s.key, s.seq, s.composite, s.category) for s in samples] == [
+            ("b#2", 0, 0.0, "math"),
+            ("a#1", 1, 0.25, "math"),
+            ("c#3", 2, 0.5, "math"),
+        ]
+        assert [m.value for s in samples for m in s.metrics] == [0.0, 0.25, 0.5]
+        # (run, key) stays unique: writing a sample again replaces it
+        again = samples[1]._replace(composite=1.0, details={})
+        store.write_batch("r", [again])
+        assert [s.composite for s in store.iter_samples("r")] == [0.0, 1.0, 0.5]
+        assert store.get_sample("r", "a#1").composite == 1.0
