@@ -505,6 +505,33 @@ def test_cached_scores_are_told_apart_by_their_idf_weights(
     assert plain == again and plain != with_idf
 
 
+def test_each_with_each_reviews_equal_bert_score_in_both_orders(
+    test_papers: list[list[str]], bert_reference: Any
+) -> None:
+    scorer = get_bert_scorer(MODEL, num_layers=LAYERS)
+    reviews = next(r for r in test_papers if len(r) >= 3)[:3]
+    # every ordered pair, each order apart in the list, and a text with no token at all
+    ordered = [(a, b) for a in [*reviews, " "] for b in reviews if a != b]
+    weights = scorer.idf_weights(reviews)
+    plain = scorer.score_pairs([(c, r, None) for c, r in ordered])
+    with_idf = scorer.score_pairs([(c, r, weights) for c, r in ordered])
+
+    texts = ordered[:-3]  # bert-score 0.3.13 cannot tokenise an empty text on transformers 5
+    precision, recall, f1 = bert_reference.score([c for c, _ in texts], [r for _, r in texts])
+    reference = np.stack([precision, recall, f1], 1)
+    assert np.abs(np.array(plain[:-3]) - reference).max() < 1e-4
+    assert plain[-3:] == [(0.0, 0.0, 0.0)] * 3  # the empty text: bert-score's zeros
+    embedded = scorer.embed([*reviews, " "])
+    for (c, r), got, got_idf in zip(ordered, plain, with_idf, strict=True):
+        # each order on its own: the same up to the order of a matrix product's sums
+        assert got == pytest.approx(scorer.match(embedded[c], embedded[r]), abs=1e-6)
+        assert got_idf == pytest.approx(scorer.match(embedded[c], embedded[r], weights), abs=1e-6)
+    # (a, b)'s precision is (b, a)'s recall
+    first, second = ordered.index((reviews[0], reviews[1])), ordered.index((reviews[1], reviews[0]))
+    assert plain[first][0] == plain[second][1] and plain[first][2] == plain[second][2]
+    assert with_idf[first] != plain[first]
+
+
 def test_evaluate_keeps_the_embeddings_in_its_store(
     test_papers: list[list[str]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -542,9 +542,7 @@ class BertScorer:
             cached = store.cached_scores(keys)
         todo = [i for i in range(len(pairs)) if not keys or keys[i] not in cached]
         embedded = self.embed([text for i in todo for text in pairs[i][:2]], store)
-        new = {
-            i: self.match(embedded[pairs[i][0]], embedded[pairs[i][1]], pairs[i][2]) for i in todo
-        }
+        new = dict(zip(todo, self._match_pairs([pairs[i] for i in todo], embedded), strict=True))
         if store is not None and new:
             store.cache_scores([(keys[i], *scores) for i, scores in new.items()])
         return [new[i] if i in new else cached[keys[i]] for i in range(len(pairs))]
@@ -568,15 +566,64 @@ class BertScorer:
             ref: the reference, from :meth:`embed`.
             idf: token weights, as in :meth:`score`.
         """
-        if len(cand.token_ids) <= 2 or len(ref.token_ids) <= 2:
+        if _is_empty(cand) or _is_empty(ref):
             return (0.0, 0.0, 0.0)  # an empty text: bert-score sets its scores to 0
-        similarity = cand.vectors @ ref.vectors.T
+        return self._from_best(cand, ref, *_best_matches(cand, ref), idf)
+
+    def _match_pairs(
+        self,
+        pairs: Sequence[tuple[str, str, IdfWeights | None]],
+        embedded: dict[str, Embedded],
+    ) -> list[tuple[float, float, float]]:
+        """:meth:`match` of each (candidate, reference, weights), the similarities of two texts
+        worked out once for both orders and all weights: a text's best match against the
+        other is the same whichever is the candidate (a set of reviews compared each with
+        each holds every pair twice)."""
+        number = {text: k for k, text in enumerate(embedded)}
+        out: list[tuple[float, float, float]] = [(0.0, 0.0, 0.0)] * len(pairs)
+        texts: tuple[str, str] | None = None
+        best: tuple[torch.Tensor, torch.Tensor] | None = None
+        # the two orders of a pair one after the other: only the last pair's matches are kept
+        for i in sorted(
+            range(len(pairs)), key=lambda i: sorted((number[pairs[i][0]], number[pairs[i][1]]))
+        ):
+            cand, ref, idf = pairs[i]
+            first, second = sorted((cand, ref), key=number.__getitem__)
+            if _is_empty(embedded[first]) or _is_empty(embedded[second]):
+                continue  # an empty text: bert-score sets its scores to 0
+            if best is None or texts != (first, second):
+                texts, best = (first, second), _best_matches(embedded[first], embedded[second])
+            cand_best, ref_best = best if cand == first else best[::-1]
+            out[i] = self._from_best(embedded[cand], embedded[ref], cand_best, ref_best, idf)
+        return out
+
+    def _from_best(
+        self,
+        cand: Embedded,
+        ref: Embedded,
+        cand_best: torch.Tensor,
+        ref_best: torch.Tensor,
+        idf: IdfWeights | None,
+    ) -> tuple[float, float, float]:
+        """(precision, recall, F1) from each token's best cosine against the other text."""
         cand_weights, ref_weights = self._weights(cand, idf), self._weights(ref, idf)
-        precision = float((similarity.max(dim=1).values * cand_weights).sum() / cand_weights.sum())
-        recall = float((similarity.max(dim=0).values * ref_weights).sum() / ref_weights.sum())
+        precision = float((cand_best * cand_weights).sum() / cand_weights.sum())
+        recall = float((ref_best * ref_weights).sum() / ref_weights.sum())
         total = precision + recall
         f1 = 2 * precision * recall / total if total and math.isfinite(total) else 0.0
         return (precision, recall, f1)
+
+
+def _is_empty(item: Embedded) -> bool:
+    """A text with no token but ``[CLS]`` and ``[SEP]``."""
+    return len(item.token_ids) <= 2
+
+
+def _best_matches(cand: Embedded, ref: Embedded) -> tuple[torch.Tensor, torch.Tensor]:
+    """Each candidate token's best cosine with a reference token, and each reference token's
+    best with a candidate token (the rows are l2-normalised: their products are cosines)."""
+    similarity = cand.vectors @ ref.vectors.T
+    return similarity.max(dim=1).values, similarity.max(dim=0).values
 
 
 def _to_blobs(item: Embedded) -> tuple[bytes, bytes]:
