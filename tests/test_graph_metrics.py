@@ -347,6 +347,59 @@ def test_coordination_quality() -> None:
         create_metric("coordination_quality", {"overhead_weight": -1})
 
 
+def test_a_suite_works_out_each_shared_part_once_per_trace(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from agentgauge.config import Suite
+    from agentgauge.engine import score_traces
+    from agentgauge.metrics import graph
+
+    made: list[str] = []
+    for name in ("_path_convergence", "_tool_selection_accuracy"):
+        part = getattr(graph, name)
+
+        def counted(trace: Trace, part: Any = part, name: str = name) -> Any:
+            made.append(name)
+            return part(trace)
+
+        monkeypatch.setattr(graph, name, counted)
+    optimal = {"researcher": "search", "analyst": "analyze", "manager": "publish"}
+    traces = [
+        Trace(id=f"t{i}", task=Task(id="task", optimal_tools=optimal), steps=TEAM_STEPS[: 6 + i])
+        for i in range(5)
+    ]
+    # the balance and the overhead with other options than coordination_quality's: not shared
+    suite = Suite(
+        name="graphs",
+        metrics=[
+            "path_convergence",
+            "tool_selection_accuracy",
+            "tool_efficiency",
+            "task_distribution_balance",
+            "communication_overhead",
+            "coordination_quality",
+        ],
+        options={"task_distribution_balance": {"ddof": 0}},
+    )
+    samples = score_traces(traces, suite)
+
+    assert sorted(made) == ["_path_convergence"] * 5 + ["_tool_selection_accuracy"] * 5
+    for trace, sample in zip(traces, samples, strict=True):
+        # the same values as each metric scored on its own, outside the engine
+        for name in suite.metrics:
+            options = suite.options.get(name, {})
+            assert sample.values[name] == _score(name, trace, **options).value
+        assert (
+            sample.details["tool_efficiency"]["parts"]["path_convergence"]["value"]
+            == (sample.values["path_convergence"])
+        )
+    # outside the engine nothing is kept: a trace changed between two calls is scored anew
+    trace = _trace(list(TEAM_STEPS))
+    before = _score("path_convergence", trace).value
+    trace.steps.pop(4)  # the fetch: the path search → search → analyze → save
+    assert _score("path_convergence", trace).value != before
+
+
 # --- the environment is not an agent ------------------------------------------------------------
 
 

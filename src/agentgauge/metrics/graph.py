@@ -24,20 +24,23 @@ Unlike the anchor system, nothing here is a function of the graph's shape alone:
 convergence measures detours and repeats in the actual call sequence, tool selection is checked
 against the task's own references, and a trace with nothing to measure gives ``None`` with a
 reason, never a placeholder. ``tool_efficiency`` and ``coordination_quality`` are the two
-composite inputs of the ``review`` suite built from these metrics.
+composite inputs of the ``review`` suite built from these metrics; while the engine scores a
+batch, a part they share with a metric of the same suite (path convergence, the balance, ...)
+is worked out once per trace.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Collection, Sequence
+from functools import cache
 from itertools import pairwise
 from typing import Literal
 
 import networkx as nx
 import numpy as np
 
-from agentgauge.metrics.base import MetricResult, metric
+from agentgauge.metrics.base import MetricResult, metric, shared_per_trace
 from agentgauge.metrics.behavior import DEFAULT_ENVIRONMENT_AGENTS
 from agentgauge.model import MessageType, Step, StepKind, Trace
 
@@ -178,6 +181,10 @@ def path_convergence(trace: Trace) -> MetricResult:
         trace: the trace to score. ``None`` when it has no tool call and no reference
             trajectory expects one.
     """
+    return shared_per_trace(trace, _path_convergence)
+
+
+def _path_convergence(trace: Trace) -> MetricResult:
     actual = [s.tool_call.name for s in _tool_steps(trace) if s.tool_call is not None]
     reference = trace.task.reference_tool_names()
     if reference is not None:
@@ -238,6 +245,10 @@ def tool_selection_accuracy(trace: Trace) -> MetricResult:
         trace: the trace to score. ``None`` without ``optimal_tools`` or
             ``reference_trajectory``.
     """
+    return shared_per_trace(trace, _tool_selection_accuracy)
+
+
+def _tool_selection_accuracy(trace: Trace) -> MetricResult:
     steps = _tool_steps(trace)
     optimal = trace.task.optimal_tools
     if optimal is not None:
@@ -318,7 +329,17 @@ def communication_overhead(
             messages are coordination).
         environment_agents: senders (any case) that are the environment, not agents.
     """
-    environment = _environment(environment_agents)
+    return shared_per_trace(trace, _overhead_with(_environment(environment_agents)))
+
+
+@cache
+def _overhead_with(environment: frozenset[str]) -> Callable[[Trace], MetricResult]:
+    """:func:`communication_overhead` with these environment agents, one function for each
+    choice of them, so that the metrics that choose alike share its result."""
+    return lambda trace: _communication_overhead(trace, environment)
+
+
+def _communication_overhead(trace: Trace, environment: frozenset[str]) -> MetricResult:
     messages = [
         s for s in trace.steps if _is_message(s) and not _is_environment(s.agent, environment)
     ]
@@ -372,29 +393,40 @@ class CoordinationCentrality:
 
     def score(self, trace: Trace) -> MetricResult:
         """Score one trace; ``None`` when no two agents exchanged a message."""
-        graph = interaction_graph(trace, self.environment_agents)
-        if graph.number_of_edges() == 0:
-            return MetricResult.missing(
-                "no message between two named agents", agents=sorted(graph.nodes)
-            )
-        betweenness = nx.betweenness_centrality(graph, normalized=True)
-        closeness = nx.closeness_centrality(graph)
-        degree = nx.degree_centrality(graph)
-        agents = {
-            node: {
-                "betweenness": betweenness[node],
-                "closeness": closeness[node],
-                "degree": degree[node],
-                "centrality": (betweenness[node] + closeness[node] + degree[node]) / 3,
-            }
-            for node in sorted(graph.nodes)
-        }
-        values = [a["centrality"] for a in agents.values()]
-        value = max(values) if self.aggregate == "max" else float(np.mean(values))
-        return MetricResult(
-            value=min(1.0, value),
-            details={"aggregate": self.aggregate, "agents": agents},
+        return shared_per_trace(trace, _centrality_with(self.aggregate, self.environment_agents))
+
+
+@cache
+def _centrality_with(
+    aggregate: Literal["max", "mean"], environment: frozenset[str]
+) -> Callable[[Trace], MetricResult]:
+    """:class:`CoordinationCentrality` with these settings, one function for each choice."""
+    return lambda trace: _coordination_centrality(trace, aggregate, environment)
+
+
+def _coordination_centrality(
+    trace: Trace, aggregate: Literal["max", "mean"], environment: frozenset[str]
+) -> MetricResult:
+    graph = interaction_graph(trace, environment)
+    if graph.number_of_edges() == 0:
+        return MetricResult.missing(
+            "no message between two named agents", agents=sorted(graph.nodes)
         )
+    betweenness = nx.betweenness_centrality(graph, normalized=True)
+    closeness = nx.closeness_centrality(graph)
+    degree = nx.degree_centrality(graph)
+    agents = {
+        node: {
+            "betweenness": betweenness[node],
+            "closeness": closeness[node],
+            "degree": degree[node],
+            "centrality": (betweenness[node] + closeness[node] + degree[node]) / 3,
+        }
+        for node in sorted(graph.nodes)
+    }
+    values = [a["centrality"] for a in agents.values()]
+    value = max(values) if aggregate == "max" else float(np.mean(values))
+    return MetricResult(value=min(1.0, value), details={"aggregate": aggregate, "agents": agents})
 
 
 @metric("task_distribution_balance", description="1 − stdev/mean of per-agent step counts")
@@ -423,23 +455,34 @@ class TaskDistributionBalance:
 
     def score(self, trace: Trace) -> MetricResult:
         """Score one trace; ``None`` when no agent performed a step."""
-        counts = Counter(
-            s.agent or trace.agent or _UNNAMED_AGENT
-            for s in trace.steps
-            if s.kind is not StepKind.tool_result
-            and not _is_environment(s.agent, self.environment_agents)
-        )
-        if not counts:
-            return MetricResult.missing("no agent performed a step")
-        if len(counts) == 1:
-            return MetricResult(value=1.0, details={"steps": dict(counts)}, reason="single agent")
-        values = np.array(list(counts.values()), dtype=float)
-        mean = float(values.mean())
-        stdev = float(values.std(ddof=self.ddof))
-        return MetricResult(
-            value=max(0.0, 1.0 - stdev / mean),
-            details={"steps": dict(counts), "mean": mean, "stdev": stdev},
-        )
+        return shared_per_trace(trace, _balance_with(self.ddof, self.environment_agents))
+
+
+@cache
+def _balance_with(ddof: int, environment: frozenset[str]) -> Callable[[Trace], MetricResult]:
+    """:class:`TaskDistributionBalance` with these settings, one function for each choice."""
+    return lambda trace: _task_distribution_balance(trace, ddof, environment)
+
+
+def _task_distribution_balance(
+    trace: Trace, ddof: int, environment: frozenset[str]
+) -> MetricResult:
+    counts = Counter(
+        s.agent or trace.agent or _UNNAMED_AGENT
+        for s in trace.steps
+        if s.kind is not StepKind.tool_result and not _is_environment(s.agent, environment)
+    )
+    if not counts:
+        return MetricResult.missing("no agent performed a step")
+    if len(counts) == 1:
+        return MetricResult(value=1.0, details={"steps": dict(counts)}, reason="single agent")
+    values = np.array(list(counts.values()), dtype=float)
+    mean = float(values.mean())
+    stdev = float(values.std(ddof=ddof))
+    return MetricResult(
+        value=max(0.0, 1.0 - stdev / mean),
+        details={"steps": dict(counts), "mean": mean, "stdev": stdev},
+    )
 
 
 def _weighted(
