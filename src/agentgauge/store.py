@@ -83,6 +83,22 @@ CREATE TABLE IF NOT EXISTS bertscore_cache (
 of the model, layer, texts and weights (:meth:`Store.cached_scores`). A rerun over the same
 texts runs no model, and over the same pairs computes nothing."""
 
+_FIRST_SAMPLE_COLUMNS = """        run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        key TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        source TEXT,
+        line INTEGER,
+        trace_id TEXT NOT NULL,
+        task_id TEXT NOT NULL,
+        composite REAL,
+        coverage REAL NOT NULL,
+        recommendation TEXT,
+        band TEXT,
+        error TEXT,
+        details TEXT NOT NULL,
+        trace BLOB,"""
+"""The columns of the samples table as it was first made (later versions add more)."""
+
 _MIGRATIONS: dict[int, str] = {
     1: """
     CREATE TABLE runs (
@@ -96,20 +112,9 @@ _MIGRATIONS: dict[int, str] = {
         finished_at TEXT
     );
     CREATE TABLE samples (
-        run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-        key TEXT NOT NULL,
-        seq INTEGER NOT NULL,
-        source TEXT,
-        line INTEGER,
-        trace_id TEXT NOT NULL,
-        task_id TEXT NOT NULL,
-        composite REAL,
-        coverage REAL NOT NULL,
-        recommendation TEXT,
-        band TEXT,
-        error TEXT,
-        details TEXT NOT NULL,
-        trace BLOB,
+"""
+    + _FIRST_SAMPLE_COLUMNS
+    + """
         PRIMARY KEY (run_id, key)
     ) WITHOUT ROWID;
     CREATE INDEX samples_seq ON samples(run_id, seq);
@@ -172,20 +177,9 @@ _MIGRATIONS: dict[int, str] = {
     # from the index alone).
     6: """
     CREATE TABLE samples_by_rowid (
-        run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-        key TEXT NOT NULL,
-        seq INTEGER NOT NULL,
-        source TEXT,
-        line INTEGER,
-        trace_id TEXT NOT NULL,
-        task_id TEXT NOT NULL,
-        composite REAL,
-        coverage REAL NOT NULL,
-        recommendation TEXT,
-        band TEXT,
-        error TEXT,
-        details TEXT NOT NULL,
-        trace BLOB,
+"""
+    + _FIRST_SAMPLE_COLUMNS
+    + """
         usage TEXT,
         category TEXT,
         error_type TEXT,
