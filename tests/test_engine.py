@@ -16,7 +16,7 @@ from agentgauge.judges.settings import JudgeSettings
 from agentgauge.metrics.base import MetricResult, metric
 from agentgauge.model import Step, Task, Trace
 from agentgauge.report.export import result_document, write_result_json
-from agentgauge.store import _MIGRATIONS, SCHEMA_VERSION, Store, redact_secrets
+from agentgauge.store import _MIGRATIONS, SCHEMA_VERSION, Store, StoreError, redact_secrets
 
 CALLS: list[str] = []
 
@@ -449,3 +449,30 @@ def test_a_version_5_store_keeps_its_samples_in_a_rowid_table(tmp_path: Path) ->
         store.write_batch("r", [again])
         assert [s.composite for s in store.iter_samples("r")] == [0.0, 1.0, 0.5]
         assert store.get_sample("r", "a#1").composite == 1.0
+
+
+def test_deleting_a_run_removes_all_of_it_and_nothing_else(tmp_path: Path) -> None:
+    demo = Path(__file__).resolve().parents[1] / "examples" / "demo_traces.jsonl"
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": 1}\n')
+    with Store(tmp_path / "runs.db") as store:
+        runs = [
+            evaluate(
+                iter_sources([demo, bad]),
+                load_suite("behavior"),
+                store=store,
+                options=EvaluateOptions(jobs=1, progress=False),
+            )
+            for _ in range(2)
+        ]
+        store.delete_run(runs[0])
+        con = store.connection
+        left = {
+            table: con.execute(f"SELECT DISTINCT run_id FROM {table}").fetchall()
+            for table in ("samples", "metric_values", "read_errors")
+        }
+        assert [r.id for r in store.list_runs()] == [runs[1]]
+        assert all([tuple(row) for row in rows] == [(runs[1],)] for rows in left.values())
+        assert store.get_run(runs[1]).n_samples == 72
+        with pytest.raises(StoreError):
+            store.get_run(runs[0])
