@@ -18,7 +18,7 @@ from __future__ import annotations
 import functools
 import inspect
 import math
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -51,8 +51,8 @@ __all__ = [
 ENTRY_POINT_GROUP = "agentgauge.metrics"
 
 _T = TypeVar("_T")
-_SHARED: ContextVar[dict[tuple[Any, int], tuple[Trace, Any]] | None] = ContextVar(
-    "agentgauge_shared_per_trace", default=None
+_SHARED: ContextVar[dict[tuple[Any, tuple[Hashable, ...], int], tuple[Trace, Any]] | None] = (
+    ContextVar("agentgauge_shared_per_trace", default=None)
 )
 
 
@@ -69,21 +69,24 @@ def sharing_per_trace() -> Iterator[None]:
         _SHARED.reset(token)
 
 
-def shared_per_trace(trace: Trace, make: Callable[[Trace], _T]) -> _T:
-    """``make(trace)``, made once per trace for all the metrics that ask inside
-    :func:`sharing_per_trace`, and made afresh each time outside it.
+def shared_per_trace(trace: Trace, make: Callable[..., _T], *options: Hashable) -> _T:
+    """``make(trace, *options)``, made once per trace for all the metrics that ask with the
+    same ``make`` and options inside :func:`sharing_per_trace`, and made afresh each time
+    outside it.
 
     Args:
         trace: the trace.
         make: what to work out about it (the same function for everything that shares it).
+        options: the rest of ``make``'s arguments, hashable (metrics with other options share
+            nothing).
     """
     memo = _SHARED.get()
     if memo is None:
-        return make(trace)
-    key = (make, id(trace))  # the entry holds the trace, so its id is no other's meanwhile
+        return make(trace, *options)
+    key = (make, options, id(trace))  # the entry holds the trace: its id is no other's meanwhile
     entry = memo.get(key)
     if entry is None or entry[0] is not trace:
-        entry = memo[key] = (trace, make(trace))
+        entry = memo[key] = (trace, make(trace, *options))
     return cast(_T, entry[1])
 
 

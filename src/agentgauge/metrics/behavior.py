@@ -27,9 +27,9 @@ holds one of its literal parts. So the per-trace cost stays small (the benchmark
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from agentgauge._redact import CREDENTIAL_PATTERNS
@@ -337,26 +337,14 @@ def _names(names: Sequence[str]) -> Sequence[str]:
     return names
 
 
-_PICKERS: dict[tuple[tuple[StepKind, ...], frozenset[str]], Callable[[Trace], list[Step]]] = {}
-
-
-def _picker(
-    kinds: tuple[StepKind, ...], environment: frozenset[str]
-) -> Callable[[Trace], list[Step]]:
-    """One function per choice of steps, so that the metrics that choose alike share what it
-    picks from a trace."""
-    key = (kinds, environment)
-    if key not in _PICKERS:
-
-        def pick(trace: Trace) -> list[Step]:
-            return [
-                s
-                for s in trace.steps
-                if s.kind in kinds and (s.agent is None or s.agent.lower() not in environment)
-            ]
-
-        _PICKERS[key] = pick
-    return _PICKERS[key]
+def _agent_steps(
+    trace: Trace, kinds: tuple[StepKind, ...], environment: frozenset[str]
+) -> list[Step]:
+    return [
+        s
+        for s in trace.steps
+        if s.kind in kinds and (s.agent is None or s.agent.lower() not in environment)
+    ]
 
 
 @dataclass(frozen=True)
@@ -370,7 +358,6 @@ class _AgentSteps:
     kinds: tuple[StepKind, ...]
     text_kinds: tuple[StepKind, ...]
     environment_agents: frozenset[str]
-    pick: Callable[[Trace], list[Step]] = field(compare=False, repr=False)
 
     @classmethod
     def build(
@@ -379,15 +366,16 @@ class _AgentSteps:
         text_kinds: Sequence[str],
         environment_agents: Sequence[str],
     ) -> _AgentSteps:
-        kinds = _kinds(agent_kinds, "agent_kinds")
-        environment = frozenset(str(a).lower() for a in _names(environment_agents))
-        text = _kinds(text_kinds, "text_kinds")
-        return cls(kinds, text, environment, _picker(kinds, environment))
+        return cls(
+            _kinds(agent_kinds, "agent_kinds"),
+            _kinds(text_kinds, "text_kinds"),
+            frozenset(str(a).lower() for a in _names(environment_agents)),
+        )
 
     def of(self, trace: Trace) -> list[Step]:
         """The agent's steps of ``trace``, picked once per trace for the metrics that pick
         alike while the engine scores a batch (:func:`shared_per_trace`)."""
-        return shared_per_trace(trace, self.pick)
+        return shared_per_trace(trace, _agent_steps, self.kinds, self.environment_agents)
 
     def prose(self, steps: Iterable[Step]) -> list[str]:
         """The agent's prose: ``content`` of its steps whose kind is a text kind."""

@@ -33,7 +33,6 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Collection, Sequence
-from functools import cache
 from itertools import pairwise
 from typing import Literal
 
@@ -329,14 +328,7 @@ def communication_overhead(
             messages are coordination).
         environment_agents: senders (any case) that are the environment, not agents.
     """
-    return shared_per_trace(trace, _overhead_with(_environment(environment_agents)))
-
-
-@cache
-def _overhead_with(environment: frozenset[str]) -> Callable[[Trace], MetricResult]:
-    """:func:`communication_overhead` with these environment agents, one function for each
-    choice of them, so that the metrics that choose alike share its result."""
-    return lambda trace: _communication_overhead(trace, environment)
+    return shared_per_trace(trace, _communication_overhead, _environment(environment_agents))
 
 
 def _communication_overhead(trace: Trace, environment: frozenset[str]) -> MetricResult:
@@ -393,15 +385,9 @@ class CoordinationCentrality:
 
     def score(self, trace: Trace) -> MetricResult:
         """Score one trace; ``None`` when no two agents exchanged a message."""
-        return shared_per_trace(trace, _centrality_with(self.aggregate, self.environment_agents))
-
-
-@cache
-def _centrality_with(
-    aggregate: Literal["max", "mean"], environment: frozenset[str]
-) -> Callable[[Trace], MetricResult]:
-    """:class:`CoordinationCentrality` with these settings, one function for each choice."""
-    return lambda trace: _coordination_centrality(trace, aggregate, environment)
+        return shared_per_trace(
+            trace, _coordination_centrality, self.aggregate, self.environment_agents
+        )
 
 
 def _coordination_centrality(
@@ -455,13 +441,9 @@ class TaskDistributionBalance:
 
     def score(self, trace: Trace) -> MetricResult:
         """Score one trace; ``None`` when no agent performed a step."""
-        return shared_per_trace(trace, _balance_with(self.ddof, self.environment_agents))
-
-
-@cache
-def _balance_with(ddof: int, environment: frozenset[str]) -> Callable[[Trace], MetricResult]:
-    """:class:`TaskDistributionBalance` with these settings, one function for each choice."""
-    return lambda trace: _task_distribution_balance(trace, ddof, environment)
+        return shared_per_trace(
+            trace, _task_distribution_balance, self.ddof, self.environment_agents
+        )
 
 
 def _task_distribution_balance(

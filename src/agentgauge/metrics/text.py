@@ -580,19 +580,19 @@ class BertScorer:
         other is the same whichever is the candidate (a set of reviews compared each with
         each holds every pair twice)."""
         number = {text: k for k, text in enumerate(embedded)}
+        # each pair's two texts in one order, whichever is the candidate
+        unordered = [tuple(sorted(pair[:2], key=number.__getitem__)) for pair in pairs]
         out: list[tuple[float, float, float]] = [(0.0, 0.0, 0.0)] * len(pairs)
-        texts: tuple[str, str] | None = None
+        texts: tuple[str, ...] | None = None
         best: tuple[torch.Tensor, torch.Tensor] | None = None
         # the two orders of a pair one after the other: only the last pair's matches are kept
-        for i in sorted(
-            range(len(pairs)), key=lambda i: sorted((number[pairs[i][0]], number[pairs[i][1]]))
-        ):
+        for i in sorted(range(len(pairs)), key=unordered.__getitem__):
             cand, ref, idf = pairs[i]
-            first, second = sorted((cand, ref), key=number.__getitem__)
+            first, second = unordered[i]
             if _is_empty(embedded[first]) or _is_empty(embedded[second]):
                 continue  # an empty text: bert-score sets its scores to 0
-            if best is None or texts != (first, second):
-                texts, best = (first, second), _best_matches(embedded[first], embedded[second])
+            if best is None or texts != unordered[i]:
+                texts, best = unordered[i], _best_matches(embedded[first], embedded[second])
             cand_best, ref_best = best if cand == first else best[::-1]
             out[i] = self._from_best(embedded[cand], embedded[ref], cand_best, ref_best, idf)
         return out

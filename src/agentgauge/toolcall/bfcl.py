@@ -227,25 +227,15 @@ def _check_call(
             return _fail("simple_function_checker:unexpected_param", f"unexpected {param!r}", param)
         schema = properties[param]
         possible = answers[param]
-        declared = schema["type"]
-        type_name = _JSON_SCHEMA_NAMES.get(declared, declared)  # _type_name(schema)
+        type_name = _type_name(schema)
         expected_type = _PYTHON_TYPES[type_name]
         nested = _PYTHON_TYPES[_type_name(schema["items"])] if type_name in _NESTED_TYPES else None
         value: Any = given
         if type_name == "float" and type(value) is int:
             value = float(value)
-        if nested is None and type(value) is expected_type:
-            # _type_check's verdict without the call: valid, and a "variable" when the first
-            # possible answer other than "" has another type
-            is_variable = False
-            for answer in possible:
-                if answer != "":
-                    is_variable = type(answer) is not expected_type
-                    break
-        else:
-            verdict, is_variable = _type_check(param, value, possible, expected_type, nested)
-            if not verdict.valid:
-                return verdict
+        verdict, is_variable = _type_check(param, value, possible, expected_type, nested)
+        if not verdict.valid:
+            return verdict
         if is_variable:
             verdict = _others_check(param, value, possible)
         elif expected_type is str:

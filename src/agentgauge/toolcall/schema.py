@@ -144,6 +144,15 @@ def _value_errors(value: Any, schema: Any, path: str) -> list[str]:
     """Schema violations of one value (``path`` names it in the errors)."""
     if type(schema) is not dict and not isinstance(schema, Mapping):  # a dict, but quickly
         return []
+    if (
+        type(value) in _SCALAR_TYPES
+        and type(declared := schema.get("type")) is str
+        and type(value) in _PASSING_TYPES.get(declared, ())
+        and "enum" not in schema
+        and "anyOf" not in schema
+        and "oneOf" not in schema
+    ):
+        return []  # most arguments: a scalar of its declared type under no other rule
     if value is None and schema.get("nullable") is True:
         return []
     if "anyOf" in schema or "oneOf" in schema:
@@ -204,18 +213,7 @@ def _object_errors(
     additional = schema.get("additionalProperties")
     for name, item in value.items():
         if name in properties:
-            prop = properties[name]
-            if (
-                type(prop) is dict
-                and type(item) in _SCALAR_TYPES
-                and type(declared := prop.get("type")) is str
-                and type(item) in _PASSING_TYPES.get(declared, ())
-                and "enum" not in prop
-                and "anyOf" not in prop
-                and "oneOf" not in prop
-            ):
-                continue  # a scalar of its declared type under no other rule: _value_errors' []
-            errors += _value_errors(item, prop, f"{prefix}{name}" if path else name)
+            errors += _value_errors(item, properties[name], f"{prefix}{name}" if path else name)
         elif isinstance(additional, Mapping):
             errors += _value_errors(item, additional, f"{prefix}{name}")
         elif additional is False or (not allow_unexpected and additional is not True):
