@@ -60,3 +60,6 @@ def test_the_screen_looks_past_near_misses() -> None:
     assert might_hold_secret('{"u": "https://a:b@h"}')
     assert might_hold_secret('{"u": "https:\\/\\/a:b@h"}')
     assert might_hold_secret('{"n": "\\u0070assword: x"}')
+    # a tab or a line break before a key id is a word start, though JSON spells it \t or \n
+    assert might_hold_secret(json.dumps({"n": "\tAKIA" + "x" * 16}))
+    assert might_hold_secret(json.dumps({"n": "line\nsk-" + "a" * 24}))

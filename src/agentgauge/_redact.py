@@ -44,6 +44,7 @@ _SECRET_KEY = re.compile(
 _ENV_NAME_KEY = re.compile(r"_env$|_env_var$", re.IGNORECASE)
 _URL = re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s\"'<>]+", re.IGNORECASE)
 _HIDDEN = "***"
+_LETTER_ESCAPE = re.compile(r"\\[bfnrt]")
 
 CREDENTIAL_PATTERNS: tuple[str, ...] = (
     r"""(?:password|\bpwd?)["']?\s*[:=]\s*(?:"[^"]*"|'[^']*'|\S+)""",
@@ -151,6 +152,10 @@ def might_hold_secret(text: str) -> bool:
     """
     if not text.isascii() or "\\u" in text or "\\/" in text:
         return True  # JSON can spell any letter or slash as an escape
+    if "\\" in text:
+        # the letter of an escape (\t, \n, ...) stands where the string has a tab or a line
+        # break: a credential that must start a word can follow it
+        text = _LETTER_ESCAPE.sub(" ", text)
     return "://" in text or _secret_in_json().search(text)
 
 
