@@ -9,9 +9,9 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from agentgauge.cli import app
-from agentgauge.io.import_report import ImportReport
 from agentgauge.io.jsonl import ReadError, read_traces
 from agentgauge.io.otel import MAX_ATTRIBUTE_CHARS, read_otel
+from agentgauge.io.otel.report import ImportReport
 from agentgauge.model import Trace
 
 FIXTURES = Path(__file__).parent / "fixtures" / "otel"

@@ -37,6 +37,9 @@ corners = fakeplug:corners
 
 [agentgauge.executors]
 counting = fakeplug:counting
+
+[agentgauge.conventions]
+fake_spans = fakeplug:FakeSpans
 """
 
 # One entry of each kind: some undecorated (registered under the entry point's name), some
@@ -49,6 +52,7 @@ import numpy as np
 
 from agentgauge.engine import score_batch
 from agentgauge.io.jsonl import ReadError
+from agentgauge.io.otel.conventions import Convention
 from agentgauge.metrics.base import MetricResult
 from agentgauge.model import ExpectedCall, Task, ToolCall, ToolSpec, Trace
 from agentgauge.toolcall.formats import dataset_format
@@ -138,6 +142,19 @@ class _Counting:
 def counting(suite, metrics, *, jobs, address):
     """Scores here, counting the batches."""
     return _Counting(suite, metrics)
+
+
+class FakeSpans(Convention):
+    """Spans of the fake framework: fake.kind, fake.tool, fake.args."""
+
+    def operation(self, span):
+        return {"model": "chat", "tool": "execute_tool"}.get(span.attributes.get("fake.kind"))
+
+    def tool_name(self, span):
+        return span.attributes.get("fake.tool")
+
+    def arguments(self, span):
+        return span.attributes.get("fake.args")
 '''
 
 
@@ -179,7 +196,15 @@ def test_plugins_lists_one_of_each_kind_and_warns_about_a_broken_one(site: Path)
     result = _agentgauge(site, "plugins", "--json")
     assert result.returncode == 0, result.stderr
     listing = json.loads(result.stdout)
-    assert list(listing) == ["metrics", "importers", "formats", "parsers", "tuners", "executors"]
+    assert list(listing) == [
+        "metrics",
+        "importers",
+        "conventions",
+        "formats",
+        "parsers",
+        "tuners",
+        "executors",
+    ]
     mine = {
         "metrics": "answer_words",
         "importers": "qa_lines",
@@ -187,6 +212,7 @@ def test_plugins_lists_one_of_each_kind_and_warns_about_a_broken_one(site: Path)
         "parsers": "call_text",
         "tuners": "corners",
         "executors": "counting",
+        "conventions": "fake_spans",
     }
     for kind, name in mine.items():
         assert listing[kind]["group"] == f"agentgauge.{kind}"
@@ -229,6 +255,33 @@ def test_a_plugin_importer_metric_and_executor_score_a_run(site: Path, tmp_path:
     assert doc["config"]["format"] == "qa_lines"
     # two traces and one read error, one item a batch
     assert "counting executor: 3 batches" in result.stderr
+
+
+def test_a_plugin_convention_reads_its_framework_spans(site: Path, tmp_path: Path) -> None:
+    spans = [
+        {"traceId": "t1", "spanId": "a", "name": "run", "attributes": {}},
+        {
+            "traceId": "t1",
+            "spanId": "b",
+            "parentId": "a",
+            "name": "step",
+            "attributes": {"fake.kind": "tool", "fake.tool": "lookup", "fake.args": {"q": "x"}},
+        },
+        {
+            "traceId": "t1",
+            "spanId": "c",
+            "parentId": "a",
+            "name": "think",
+            "attributes": {"fake.kind": "model"},
+        },
+    ]
+    source, out = tmp_path / "spans.json", tmp_path / "traces.jsonl"
+    source.write_text(json.dumps(spans))
+    result = _agentgauge(site, "import", str(source), "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    trace = json.loads(out.read_text())
+    assert [s["kind"] for s in trace["steps"]] == ["tool_call", "llm"]
+    assert trace["steps"][0]["tool_call"] == {"name": "lookup", "arguments": {"q": "x"}}
 
 
 def test_a_plugin_dataset_format_and_output_parser_score_predictions(

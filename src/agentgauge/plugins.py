@@ -8,6 +8,7 @@ from typing import Any
 
 from agentgauge.engine import EXECUTORS
 from agentgauge.io.importers import IMPORTERS
+from agentgauge.io.otel.conventions import CONVENTIONS
 from agentgauge.metrics.base import METRICS
 from agentgauge.registry import Registry
 from agentgauge.toolcall.formats import FORMATS
@@ -19,6 +20,7 @@ __all__ = ["EXTENSION_POINTS", "ExtensionPoint", "Plugin", "describe_plugins"]
 EXTENSION_POINTS: dict[str, Registry[Any]] = {
     "metrics": METRICS,
     "importers": IMPORTERS,
+    "conventions": CONVENTIONS,
     "formats": FORMATS,
     "parsers": PARSERS,
     "tuners": TUNERS,
@@ -48,8 +50,8 @@ class ExtensionPoint:
     """One extension point and what it holds.
 
     Args:
-        kind: ``metrics``, ``importers``, ``formats``, ``parsers``, ``tuners`` or
-            ``executors``.
+        kind: ``metrics``, ``importers``, ``conventions``, ``formats``, ``parsers``,
+            ``tuners`` or ``executors``.
         group: the entry-point group packages register theirs under.
         plugins: its entries, built-in ones first.
     """

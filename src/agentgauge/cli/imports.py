@@ -18,9 +18,9 @@ from agentgauge.cli._common import (
 )
 
 if TYPE_CHECKING:
-    from agentgauge.io.import_report import ImportReport
     from agentgauge.io.importers import Importer
     from agentgauge.io.jsonl import ReadError
+    from agentgauge.io.otel.report import ImportReport
 
 
 def _importer(
@@ -91,7 +91,7 @@ def import_traces(
     missing = [p for p in [*paths, *(logs or [])] if not p.is_file()]
     if missing:
         raise usage_error(not_a_file(missing[0]))
-    from agentgauge.io.import_report import ImportReport
+    from agentgauge.io.otel.report import ImportReport
 
     refuse_clashes({"--out": out}, inputs=[*paths, *(logs or [])])
     report = ImportReport(trace_format)

@@ -28,7 +28,7 @@ from agentgauge.engine import EvaluateOptions, evaluate
 from agentgauge.errors import AgentgaugeError
 from agentgauge.io.jsonl import ReadError
 from agentgauge.io.otel import DEFAULT_TASK_ID_ATTRIBUTE, GroupBy, SpanStream
-from agentgauge.io.otlp_proto import decode_request
+from agentgauge.io.otel.wire.protobuf import decode_request
 from agentgauge.model import Trace
 from agentgauge.store import Store
 

@@ -1,0 +1,552 @@
+"""The observations of one run become one Trace: records of one call merged, the agents told
+from what only stands around them, the steps built in start order, the run's task, output,
+usage and parameters read.
+
+Nothing here reads a span's attributes: what a span means comes from its observation (see
+:mod:`agentgauge.io.otel.conventions`), except the task id, whose attribute the user names.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentgauge.io.otel.merge import assistant_text, merge_layers
+from agentgauge.io.otel.observation import OPERATION_KINDS, Kind, Observation
+from agentgauge.io.otel.wire.span import to_datetime
+from agentgauge.model import MessageType, Step, StepKind, Task, ToolCall, ToolSpec, Trace, Usage
+
+__all__ = ["build_trace"]
+
+
+def _normalised(name: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
+
+
+def _transfer_target(tool_name: str) -> str | None:
+    """``transfer_to_billing_agent`` -> ``billing_agent`` (the handoff tool convention)."""
+    if tool_name.startswith("transfer_to_") and len(tool_name) > len("transfer_to_"):
+        return _normalised(tool_name[len("transfer_to_") :])
+    return None
+
+
+@dataclass
+class _Draft:
+    """A step before ordering: sorted by (time, depth, rank, creation order)."""
+
+    time_ns: int
+    depth: int
+    rank: int
+    fields: dict[str, Any]
+
+
+@dataclass
+class _Group:
+    """The observations of one run and the relations between them."""
+
+    observations: list[Observation]
+    by_id: dict[str, Observation] = field(default_factory=dict)
+    order: list[Observation] = field(default_factory=list)
+    duplicates: int = 0
+    merged: int = 0
+    ops: dict[str, str | None] = field(default_factory=dict)
+    _depth: dict[str, int] = field(default_factory=dict)
+    _agent_parent: dict[str, Observation | None] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for obs in self.observations:
+            if obs.span.span_id in self.by_id:
+                self.duplicates += 1
+            else:
+                self.by_id[obs.span.span_id] = obs
+                self.ops[obs.span.span_id] = obs.operation
+        self.merged = merge_layers(self.by_id, self.ops)
+        self._not_agents()
+        self.order = sorted(
+            self.by_id.values(),
+            key=lambda o: (o.span.start_ns or 0, self.depth(o), o.span.line),
+        )
+
+    def kind(self, obs: Observation) -> Kind | None:
+        return OPERATION_KINDS.get(self.ops[obs.span.span_id] or "")
+
+    def _not_agents(self) -> None:
+        """Agent spans that only stand around agents are no agents: one that names no agent
+        above named agents (OpenInference's ``Agent workflow``), and the ``invoke_agent``
+        span of another service (a controller) around an agent of the same name."""
+        children: dict[str, list[Observation]] = {}
+        for obs in self.by_id.values():
+            if obs.span.parent_id:
+                children.setdefault(obs.span.parent_id, []).append(obs)
+        wrappers = []
+        for obs in self.by_id.values():
+            if self.ops[obs.span.span_id] != "invoke_agent":
+                continue
+            below = self._agents_below(obs, children)
+            orchestrates = below and obs.agent_name is None
+            wraps = any(
+                _normalised(a.agent) == _normalised(obs.agent)
+                and (a.span.scope, a.span.resource.get("service.name"))
+                != (obs.span.scope, obs.span.resource.get("service.name"))
+                for a in below
+            )
+            if orchestrates or wraps:
+                wrappers.append(obs)
+        for obs in wrappers:
+            self.ops[obs.span.span_id] = None
+
+    def _agents_below(
+        self, obs: Observation, children: dict[str, list[Observation]]
+    ) -> list[Observation]:
+        """The nearest agent observations below one (none of them below another)."""
+        found, todo = [], list(children.get(obs.span.span_id, []))
+        seen = {obs.span.span_id}
+        while todo:
+            node = todo.pop()
+            if node.span.span_id in seen:
+                continue  # a cycle in the parent links
+            seen.add(node.span.span_id)
+            if self.kind(node) is Kind.agent:
+                found.append(node)
+            else:
+                todo += children.get(node.span.span_id, [])
+        return found
+
+    def parent(self, obs: Observation) -> Observation | None:
+        parent_id = obs.span.parent_id
+        return self.by_id.get(parent_id) if parent_id else None
+
+    def ancestors(self, obs: Observation) -> Iterator[Observation]:
+        seen = {obs.span.span_id}
+        node = self.parent(obs)
+        while node is not None and node.span.span_id not in seen:  # a cycle ends the walk
+            seen.add(node.span.span_id)
+            yield node
+            node = self.parent(node)
+
+    def depth(self, obs: Observation) -> int:
+        span_id = obs.span.span_id
+        if span_id not in self._depth:
+            self._depth[span_id] = sum(1 for _ in self.ancestors(obs))
+        return self._depth[span_id]
+
+    def agent_span(self, obs: Observation) -> Observation | None:
+        """The nearest enclosing agent (or workflow) observation, excluding itself."""
+        span_id = obs.span.span_id
+        if span_id not in self._agent_parent:
+            self._agent_parent[span_id] = next(
+                (a for a in self.ancestors(obs) if self.kind(a) is Kind.agent), None
+            )
+        return self._agent_parent[span_id]
+
+    def agent_of(self, obs: Observation) -> str | None:
+        owner = self.agent_span(obs)
+        return owner.agent if owner is not None else None
+
+    def is_agent(self, obs: Observation) -> bool:
+        return self.kind(obs) is Kind.agent
+
+    def has_agent_below(self, obs: Observation) -> bool:
+        return any(
+            self.is_agent(o) and any(a is obs for a in self.ancestors(o)) for o in self.order
+        )
+
+
+class _StepBuilder:
+    """The steps of one group, in one pass over its observations by start time.
+
+    Each observation becomes steps by its kind (agent, tool, model call, handoff or plan).
+    What one means can depend on those before it, and that state lives here: the last agent
+    of each scope (to see a handoff), a transfer tool's handoff (not to record it twice) and
+    the tool calls requested in messages (for the results answering them later).
+
+    Args:
+        group: the observations.
+        unmapped: counts the spans of operations that make no step.
+        notes: counts and values that go in the Trace's metadata.
+    """
+
+    def __init__(self, group: _Group, unmapped: Counter[str], notes: dict[str, Any]) -> None:
+        self._group = group
+        self._unmapped = unmapped
+        self._notes = notes
+        self._drafts: list[_Draft] = []
+        # without tool spans, the calls the model asked for are the only record of the trajectory
+        self._calls_from_messages = not any(
+            OPERATION_KINDS.get(op or "") is Kind.tool for op in group.ops.values()
+        )
+        self._open_calls: dict[str, tuple[str | None, str]] = {}  # call id -> (agent, step id)
+        self._last_in_scope: dict[str | None, str] = {}  # enclosing agent span id -> last agent
+        self._transferred: tuple[str | None, str] | None = None
+        # the calls each agent's model asked for, to give tool spans without an id theirs
+        self._requested: dict[str | None, list[ToolCall]] = {}
+
+    def steps(self) -> list[Step]:
+        """The group's steps ordered by start time; the span tree kept in ``id``/``parent_id``."""
+        for obs in self._group.order:
+            self._observation(obs)
+        self._drafts.sort(key=lambda d: (d.time_ns, d.depth, d.rank))  # stable: creation order last
+        return [Step(index=i, **d.fields) for i, d in enumerate(self._drafts)]
+
+    def _add(self, obs: Observation, time_ns: int | None, *, rank: int = 0, **fields: Any) -> None:
+        depth = self._group.depth(obs)
+        self._drafts.append(_Draft(time_ns if time_ns is not None else 0, depth, rank, fields))
+
+    def _count(self, note: str, n: int) -> None:
+        self._notes[note] = self._notes.get(note, 0) + n
+
+    def _observation(self, obs: Observation) -> None:
+        """The steps of one observation, by its kind."""
+        kind = self._group.kind(obs)
+        agent = self._group.agent_of(obs)
+        span = obs.span
+        common: dict[str, Any] = {
+            "agent": agent,
+            "parent_id": span.parent_id,
+            "started_at": to_datetime(span.start_ns),
+        }
+        if kind is Kind.agent:
+            self._handoff_to(obs, agent, common)
+        elif kind is Kind.handoff:
+            self._handoff_span(obs, agent, common)
+        elif kind is Kind.tool:
+            self._tool_steps(obs, agent, common)
+        elif kind is Kind.model_call:
+            self._llm_steps(obs, agent, common)
+        elif kind is Kind.plan:
+            self._add(
+                obs,
+                span.start_ns,
+                **common,
+                kind=StepKind.reasoning,
+                id=span.span_id,
+                content=assistant_text(obs.output_messages),
+                duration_s=span.duration_s,
+                error=obs.error,
+            )
+        else:
+            self._unmapped[self._group.ops[span.span_id] or span.name] += 1
+
+    def _handoff_to(self, obs: Observation, agent: str | None, common: dict[str, Any]) -> None:
+        """An agent observation: a handoff step when control passes to it from another
+        agent."""
+        # control passes from the previous agent of the same scope, else from the enclosing
+        # agent (a workflow orchestrates: it hands nothing off itself)
+        name = obs.agent
+        enclosing = self._group.agent_span(obs)
+        scope = enclosing.span.span_id if enclosing is not None else None
+        giver = self._last_in_scope.get(scope)
+        if (
+            giver is None
+            and enclosing is not None
+            and self._group.ops[enclosing.span.span_id] == "invoke_agent"
+        ):
+            giver = agent
+        self._last_in_scope[scope] = name
+        if giver is None or giver == name:
+            return
+        if self._transferred == (giver, _normalised(name)):
+            self._transferred = None  # the transfer tool already recorded this handoff
+            return
+        # what the receiving agent was asked: its own input, else its first model call's
+        first_calls = [
+            o
+            for o in self._group.order
+            if self._group.kind(o) is Kind.model_call and self._group.agent_span(o) is obs
+        ]
+        first_user = [
+            m.text
+            for o in [obs, *first_calls[:1]]
+            for m in o.input_messages
+            if m.role == "user" and m.text
+        ]
+        content = first_user[0] if first_user else None
+        self._handoff(obs, {**common, "agent": giver}, obs.span.span_id, name, content)
+
+    def _handoff(
+        self,
+        obs: Observation,
+        common: dict[str, Any],
+        step_id: str,
+        recipient: str,
+        content: str | None = None,
+    ) -> None:
+        """Add a handoff step from ``common["agent"]`` to ``recipient`` at the span's start."""
+        self._add(
+            obs,
+            obs.span.start_ns,
+            **common,
+            kind=StepKind.handoff,
+            id=step_id,
+            recipient=recipient,
+            message_type=MessageType.handoff,
+            content=content,
+        )
+
+    def _handoff_span(self, obs: Observation, agent: str | None, common: dict[str, Any]) -> None:
+        """An observation of the handoff itself (from the agent it names, else the enclosing
+        one): a handoff step, which the receiving agent's span then does not record again."""
+        giver = obs.handoff_source or agent
+        recipient = obs.handoff_target or ""
+        self._handoff(obs, {**common, "agent": giver}, obs.span.span_id, recipient)
+        self._transferred = (giver, _normalised(recipient))
+
+    def _tool_steps(self, obs: Observation, agent: str | None, common: dict[str, Any]) -> None:
+        """A tool observation: its call and its result or error; a transfer tool
+        (``transfer_to_X``) is a handoff, not a call of a tool."""
+        if _transfer_target(obs.tool) is not None:
+            self._transfer_handoff(obs, obs.tool, agent, common)
+            return
+        span = obs.span
+        call = self._tool_call(obs, agent)
+        self._add(
+            obs,
+            span.start_ns,
+            **common,
+            kind=StepKind.tool_call,
+            id=span.span_id,
+            tool_call=call,
+            duration_s=span.duration_s,
+        )
+        result, error = obs.result, obs.error
+        if result is not None or error is not None:
+            self._add(
+                obs,
+                span.end_ns if span.end_ns is not None else span.start_ns,
+                **{**common, "parent_id": span.span_id, "started_at": to_datetime(span.end_ns)},
+                kind=StepKind.tool_result,
+                id=f"{span.span_id}:result",
+                result=result,
+                error=error,
+            )
+
+    def _tool_call(self, obs: Observation, agent: str | None) -> ToolCall:
+        """The call a tool observation made; arguments that are not a JSON object go in the
+        notes. Without a call id it takes the id of the call its agent's model asked for with
+        the same name (and arguments, when several match)."""
+        arguments, raw_arguments = obs.arguments, obs.raw_arguments
+        if raw_arguments is not None:
+            self._notes.setdefault("unparsed_tool_arguments", []).append(
+                {"span_id": obs.span.span_id, "value": raw_arguments}
+            )
+        name = obs.tool
+        call_id = obs.tool_call_id
+        requested = self._requested.get(agent, [])
+        same_name = [c for c in requested if c.name == name]
+        match = next((c for c in same_name if c.arguments == arguments), None)
+        match = match or (same_name[0] if same_name else None)
+        if call_id is not None:
+            match = next((c for c in requested if c.id == call_id), None)
+        if match is not None:
+            requested.remove(match)
+            call_id = call_id if call_id is not None else match.id
+        return ToolCall(id=call_id, name=name, arguments=arguments)
+
+    def _transfer_handoff(
+        self, obs: Observation, tool: str, agent: str | None, common: dict[str, Any]
+    ) -> None:
+        """The handoff a ``transfer_to_X`` tool makes, unless an agent span below it records
+        the handoff itself."""
+        target = _transfer_target(tool)
+        if target is None or self._group.has_agent_below(obs):
+            return
+        start = obs.span.start_ns or 0
+        later = (
+            o
+            for o in self._group.order
+            if self._group.is_agent(o)
+            and (o.span.start_ns or 0) >= start
+            and _normalised(o.agent) == target
+        )
+        recipient = next((o.agent for o in later), target)
+        step_id = f"{obs.span.span_id}:handoff"
+        self._handoff(obs, {**common, "parent_id": obs.span.span_id}, step_id, recipient)
+        self._transferred = (agent, _normalised(recipient))
+
+    def _llm_steps(self, obs: Observation, agent: str | None, common: dict[str, Any]) -> None:
+        """A model call: its step with usage, and the tool calls its messages carry."""
+        outputs = obs.output_messages
+        span = obs.span
+        self._add(
+            obs,
+            span.start_ns,
+            **common,
+            kind=StepKind.llm,
+            id=span.span_id,
+            content=assistant_text(outputs),
+            duration_s=span.duration_s,
+            usage=obs.usage,
+            error=obs.error,
+        )
+        requested = [c for m in outputs for c in m.tool_calls]
+        self._requested[agent] = [c for c in requested if c.id is not None]
+        if self._calls_from_messages:
+            self._message_tool_steps(obs, requested, agent, common)
+        elif requested:
+            self._count("tool_calls_in_messages", len(requested))
+
+    def _message_tool_steps(
+        self, obs: Observation, requested: list[ToolCall], agent: str | None, common: dict[str, Any]
+    ) -> None:
+        """Tool steps read from a model call's messages (for a run without tool spans): the
+        results its input answers to calls requested earlier, and the calls it requests."""
+        span = obs.span
+        for call_id, result in [r for m in obs.input_messages for r in m.responses]:
+            if call_id not in self._open_calls:
+                continue
+            caller, call_step = self._open_calls.pop(call_id)
+            self._add(
+                obs,
+                span.start_ns,
+                rank=-1,  # known before this call started
+                **{**common, "agent": caller, "parent_id": call_step},
+                kind=StepKind.tool_result,
+                id=f"{call_step}:result",
+                result=result,
+            )
+        for k, call in enumerate(requested):
+            step_id = f"{span.span_id}:call{k}"
+            self._add(
+                obs,
+                span.end_ns,
+                rank=1,
+                **{**common, "parent_id": span.span_id, "started_at": to_datetime(span.end_ns)},
+                kind=StepKind.tool_call,
+                id=step_id,
+                tool_call=call,
+            )
+            if call.id is not None:
+                self._open_calls[call.id] = (agent, step_id)
+        if requested:
+            self._count("tool_calls_from_messages", len(requested))
+
+
+def _root(group: _Group) -> tuple[Observation, list[Observation]]:
+    """The run's root and its top-level agents (those with no agent above them)."""
+    top_agents = [o for o in group.order if group.is_agent(o) and group.agent_span(o) is None]
+    if len(top_agents) == 1:
+        return top_agents[0], top_agents
+    parentless = [o for o in group.order if group.parent(o) is None]
+    return (parentless or group.order)[0], top_agents
+
+
+def _output(root: Observation, top_agents: list[Observation], steps: list[Step]) -> Any:
+    """The last top-level agent's own output (the last turn's, in a conversation), else the
+    root's, else the last assistant text of a top-level agent's model calls, else of any
+    model call."""
+    for obs in [*reversed(top_agents), root]:
+        own = assistant_text(obs.output_messages)
+        if own is not None:
+            return own
+    top_names = {o.agent for o in top_agents}
+    for candidates in (
+        [s for s in steps if s.kind is StepKind.llm and s.agent in top_names],
+        [s for s in steps if s.kind is StepKind.llm],
+    ):
+        texts = [s.content for s in candidates if s.content]
+        if texts:
+            return texts[-1]
+    return None
+
+
+def _params(group: _Group) -> dict[str, Any]:
+    """The request parameters of the first model call (model, temperature, ...)."""
+    for obs in group.order:
+        if group.kind(obs) is Kind.model_call:
+            params = dict(obs.request_params)
+            if obs.model is not None:
+                params["model"] = obs.model
+            return params
+    return {}
+
+
+def build_trace(
+    observations: list[Observation], trace_id: str, task_id_attribute: str, notes: dict[str, Any]
+) -> Trace:
+    """The Trace of one run.
+
+    Args:
+        observations: the run's observations, one per span.
+        trace_id: the Trace's id.
+        task_id_attribute: the span attribute that holds the task id.
+        notes: counts gathered while reading, for the Trace's metadata.
+
+    Raises:
+        ValidationError: when the Trace is not valid.
+    """
+    group = _Group(observations)
+    spans = [o.span for o in observations]
+    unmapped: Counter[str] = Counter()
+    steps = _StepBuilder(group, unmapped, notes).steps()
+    root, top_agents = _root(group)
+
+    first_input = next(
+        (m.text for o in group.order for m in o.input_messages if m.role == "user" and m.text),
+        None,
+    )
+    tools: dict[str, ToolSpec] = {}
+    for obs in group.order:
+        for spec in obs.tool_specs:
+            tools.setdefault(spec.name, spec)
+    task_id = next(
+        (
+            str(o.span.attributes[key])
+            for key in (task_id_attribute, "session.id")
+            for o in [root, *group.order]
+            if o.span.attributes.get(key) not in (None, "")
+        ),
+        trace_id,
+    )
+    llm_usage = [s.usage for s in steps if s.kind is StepKind.llm and s.usage is not None]
+    usage = (
+        Usage(
+            input_tokens=sum(u.input_tokens or 0 for u in llm_usage),
+            output_tokens=sum(u.output_tokens or 0 for u in llm_usage),
+        )
+        if llm_usage
+        else root.usage
+    )
+    starts = [o.span.start_ns for o in group.order if o.span.start_ns is not None]
+    ends = [o.span.end_ns for o in group.order if o.span.end_ns is not None]
+    models = Counter(m for o in group.order if group.kind(o) is Kind.model_call and (m := o.model))
+    metadata: dict[str, Any] = {
+        "source_format": Counter(s.source_format for s in spans).most_common(1)[0][0],
+        "trace_ids": sorted({o.span.trace_id for o in group.order}),
+        "root_span": root.span.name,
+        "root_span_id": root.span.span_id,
+        "root_trace_id": root.span.trace_id,
+        "span_count": len(group.order) + group.merged,
+        "scopes": sorted({s.scope for s in spans if s.scope}),
+    }
+    service = root.span.resource.get("service.name")
+    if service is not None:
+        metadata["service_name"] = service
+    if models:
+        metadata["models"] = dict(models)
+    if unmapped:
+        metadata["unmapped_spans"] = dict(unmapped)
+    if group.duplicates:
+        metadata["duplicate_spans"] = group.duplicates
+    if group.merged:
+        metadata["merged_spans"] = group.merged
+    if not any(group.parent(o) is None and o.span.parent_id is None for o in group.order):
+        metadata["root_span_missing"] = True
+    if any(o.span.status_error for o in group.order):
+        metadata["error_spans"] = sum(1 for o in group.order if o.span.status_error)
+    metadata.update(notes)
+    return Trace(
+        id=trace_id,
+        task=Task(id=task_id, input=first_input, tools=list(tools.values())),
+        output=_output(root, top_agents, steps),
+        steps=steps,
+        agent=top_agents[0].agent if top_agents else None,
+        params=_params(group),
+        started_at=to_datetime(min(starts)) if starts else None,
+        ended_at=to_datetime(max(ends)) if ends else None,
+        duration_s=(max(ends) - min(starts)) / 1e9 if starts and ends else None,
+        usage=usage,
+        metadata=metadata,
+    )

@@ -1,0 +1,134 @@
+"""OpenInference (Arize): ``openinference.span.kind`` (LLM, TOOL, AGENT, ...), flattened
+``llm.input_messages``/``llm.output_messages``, ``llm.token_count.*``, ``llm.model_name``,
+``llm.tools``, ``llm.invocation_parameters``, ``tool.*`` and ``tool_call.*``, ``agent.name``,
+``session.id``, and ``input.value``/``output.value`` (text, or the JSON of the request and
+response). An openai-agents handoff is a TOOL span named ``handoff to X``."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from agentgauge.io.otel.conventions import Convention, convention, text
+from agentgauge.io.otel.conventions._parse import (
+    integer,
+    is_json_schema,
+    maybe_json,
+    messages,
+    plain_value,
+    tool_specs,
+    unflatten,
+)
+from agentgauge.io.otel.observation import Message
+from agentgauge.io.otel.wire.span import Span
+from agentgauge.model import ToolSpec
+
+__all__ = ["OpenInference"]
+
+_OPERATIONS = {
+    "LLM": "chat",
+    "TOOL": "execute_tool",
+    "AGENT": "invoke_agent",
+    "RETRIEVER": "retrieval",
+    "EMBEDDING": "embeddings",
+}
+_HANDOFF_PREFIX = "handoff to "
+_SECRET = re.compile(r"api[_-]?key|secret|password|authori[sz]ation|access[_-]?token", re.I)
+
+
+@convention("openinference", rank=50)
+class OpenInference(Convention):
+    """OpenInference: openinference.span.kind, llm.*, tool.*, input.value / output.value."""
+
+    def operation(self, span: Span) -> str | None:
+        kind = span.attributes.get("openinference.span.kind")
+        if not isinstance(kind, str):
+            return None
+        if kind.upper() == "TOOL" and span.name.startswith(_HANDOFF_PREFIX):
+            return "handoff"
+        return _OPERATIONS.get(kind.upper(), kind.lower())
+
+    def agent_name(self, span: Span) -> str | None:
+        return text(span, "agent.name")
+
+    def tool_name(self, span: Span) -> str | None:
+        return text(span, "tool.name")
+
+    def tool_call_id(self, span: Span) -> str | None:
+        return text(span, "tool_call.id")
+
+    def arguments(self, span: Span) -> Any:
+        attrs = span.attributes
+        value = maybe_json(attrs.get("tool_call.function.arguments"))
+        if value is not None:
+            return value
+        value = maybe_json(attrs.get("tool.parameters"))
+        if value is not None and not is_json_schema(value):
+            return value  # the tool's schema may be there, not the call's values
+        return maybe_json(attrs.get("input.value"))
+
+    def result(self, span: Span) -> Any:
+        return maybe_json(span.attributes.get("output.value"))
+
+    def model(self, span: Span) -> str | None:
+        return text(span, "llm.model_name")
+
+    def response_id(self, span: Span) -> str | None:
+        body = maybe_json(span.attributes.get("output.value"))
+        if isinstance(body, dict) and isinstance(body.get("id"), str):
+            return str(body["id"])
+        return None
+
+    def input_messages(self, span: Span) -> list[Message] | None:
+        flat = unflatten(span.attributes, "llm.input_messages")
+        return messages(flat, "user") if flat else None
+
+    def output_messages(self, span: Span) -> list[Message] | None:
+        flat = unflatten(span.attributes, "llm.output_messages")
+        return messages(flat, "assistant") if flat else None
+
+    def input_text(self, span: Span) -> str | None:
+        return plain_value(span.attributes, "input.value")
+
+    def output_text(self, span: Span) -> str | None:
+        return plain_value(span.attributes, "output.value")
+
+    def input_tokens(self, span: Span) -> int | None:
+        return integer(span.attributes, "llm.token_count.prompt")
+
+    def output_tokens(self, span: Span) -> int | None:
+        return integer(span.attributes, "llm.token_count.completion")
+
+    def tool_specs(self, span: Span) -> list[ToolSpec] | None:
+        attrs = span.attributes
+        definitions = [
+            maybe_json(t.get("tool", {}).get("json_schema"))
+            for t in unflatten(attrs, "llm.tools")
+            if isinstance(t, dict)
+        ]
+        schema = maybe_json(attrs.get("tool.parameters"))
+        if isinstance(attrs.get("tool.name"), str) and is_json_schema(schema):
+            description = attrs.get("tool.description")
+            definitions.append(
+                {"name": attrs["tool.name"], "description": description, "parameters": schema}
+            )
+        return tool_specs(definitions) or None
+
+    def request_params(self, span: Span) -> dict[str, Any] | None:
+        invocation = maybe_json(span.attributes.get("llm.invocation_parameters"))
+        if not isinstance(invocation, dict):
+            return None
+        # a client's settings may carry its credentials: they never enter a Trace
+        return {k: v for k, v in invocation.items() if not _SECRET.search(k)}
+
+    def conversation_id(self, span: Span) -> str | None:
+        return text(span, "session.id")
+
+    def handoff_source(self, span: Span) -> str | None:
+        return plain_value(span.attributes, "input.value")
+
+    def handoff_target(self, span: Span) -> str | None:
+        target = plain_value(span.attributes, "output.value")
+        if target is None and span.name.startswith(_HANDOFF_PREFIX):
+            return span.name[len(_HANDOFF_PREFIX) :] or None
+        return target

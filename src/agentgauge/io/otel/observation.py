@@ -1,0 +1,216 @@
+"""The observation: what one span recorded, in terms common to every convention.
+
+The conventions (:mod:`agentgauge.io.otel.conventions`) read a span's attributes and events;
+the assembler (:mod:`agentgauge.io.otel.assemble`) reads observations only. An observation's
+fields are resolved when first asked for, from the first convention that gives a value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from agentgauge.io.otel.wire.span import Span
+from agentgauge.model import ToolCall, ToolSpec, Usage
+
+__all__ = ["OPERATION_KINDS", "Kind", "Message", "Observation", "Resolver"]
+
+
+class Kind(StrEnum):
+    """What a span recorded, when it recorded something a Trace is made of."""
+
+    model_call = "model_call"
+    tool = "tool"
+    agent = "agent"
+    handoff = "handoff"
+    plan = "plan"
+
+
+OPERATION_KINDS: dict[str, Kind] = {
+    "chat": Kind.model_call,
+    "text_completion": Kind.model_call,
+    "generate_content": Kind.model_call,
+    "execute_tool": Kind.tool,
+    "invoke_agent": Kind.agent,
+    "invoke_workflow": Kind.agent,
+    "handoff": Kind.handoff,
+    "plan": Kind.plan,
+}
+"""The GenAI operation names (the conventions' common vocabulary) that make steps; any other
+operation (``embeddings``, ``retrieval``, ``chain``, ...) makes none."""
+
+
+@dataclass
+class Message:
+    """A message a model call read or wrote.
+
+    Args:
+        role: ``system``, ``user``, ``assistant`` (or ``model``), ``tool``.
+        text: its text; None for a tool's reply and for a message of calls only.
+        tool_calls: the calls it asks for.
+        responses: the tool results it carries, as ``(call id, result)``.
+    """
+
+    role: str
+    text: str | None
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    responses: list[tuple[str, Any]] = field(default_factory=list)
+
+
+Resolver = Callable[[Span, str], Any]
+"""``resolve(span, field)``: the value of one observation field for a span."""
+
+
+class Observation:
+    """One span as the conventions read it.
+
+    Every field is None (an empty list for messages and tool specs) when no convention found
+    it. The span itself stays available for its place in the tree and its times.
+
+    Args:
+        span: the span.
+        resolve: reads one field from the span (the conventions' resolver).
+    """
+
+    __slots__ = ("_resolve", "_values", "span")
+
+    def __init__(self, span: Span, resolve: Resolver) -> None:
+        self.span = span
+        self._resolve = resolve
+        self._values: dict[str, Any] = {}
+
+    def _get(self, name: str) -> Any:
+        if name not in self._values:
+            self._values[name] = self._resolve(self.span, name)
+        return self._values[name]
+
+    @property
+    def operation(self) -> str | None:
+        """The GenAI operation the span performed (``chat``, ``execute_tool``,
+        ``invoke_agent``, ``handoff``, ...), or the convention's own name for another kind of
+        span; None when no convention knows the span."""
+        value: str | None = self._get("operation")
+        return value
+
+    @property
+    def kind(self) -> Kind | None:
+        """What the span makes: a model call, a tool execution, an agent run, a handoff, a
+        plan; None for a span that makes no step."""
+        return OPERATION_KINDS.get(self.operation or "")
+
+    @property
+    def agent_name(self) -> str | None:
+        """The agent's name as the span records it (None when it records none)."""
+        value: str | None = self._get("agent_name")
+        return value
+
+    @property
+    def agent(self) -> str:
+        """The agent's name, else the span's name."""
+        return self.agent_name or self.span.name
+
+    @property
+    def tool(self) -> str:
+        """The tool's name, else the span's name."""
+        name: str | None = self._get("tool_name")
+        return name or self.span.name
+
+    @property
+    def tool_call_id(self) -> str | None:
+        """The id of the tool call the span executed."""
+        value = self._get("tool_call_id")
+        return str(value) if value is not None else None
+
+    @property
+    def arguments(self) -> dict[str, Any]:
+        """The tool call's arguments; ``{}`` when none were recorded as a JSON object."""
+        value = self._get("arguments")
+        return value if isinstance(value, dict) else {}
+
+    @property
+    def raw_arguments(self) -> Any:
+        """The recorded arguments when they are not a JSON object (else None)."""
+        value = self._get("arguments")
+        return None if isinstance(value, dict) else value
+
+    @property
+    def result(self) -> Any:
+        """The tool's result."""
+        return self._get("result")
+
+    @property
+    def error(self) -> str | None:
+        """Why the span failed: its status, else what a convention records; None when it did
+        not fail."""
+        value: str | None = self.span.error or self._get("error")
+        return value
+
+    @property
+    def model(self) -> str | None:
+        """The model asked for, else the model that answered."""
+        value: str | None = self._get("model")
+        return value
+
+    @property
+    def response_id(self) -> str | None:
+        """The provider's id of the model's response."""
+        value: str | None = self._get("response_id")
+        return value
+
+    @property
+    def input_messages(self) -> list[Message]:
+        """The messages the model call (or the agent) was given."""
+        messages: list[Message] | None = self._get("input_messages")
+        if messages:
+            return messages
+        text: str | None = self._get("input_text")
+        return [Message("user", text)] if text else []
+
+    @property
+    def output_messages(self) -> list[Message]:
+        """The messages the model call (or the agent) gave."""
+        messages: list[Message] | None = self._get("output_messages")
+        if messages:
+            return messages
+        text: str | None = self._get("output_text")
+        return [Message("assistant", text)] if text else []
+
+    @property
+    def usage(self) -> Usage | None:
+        """The tokens the call used, as the provider reported them."""
+        inp, out = self._get("input_tokens"), self._get("output_tokens")
+        if inp is None and out is None:
+            return None
+        return Usage(input_tokens=inp, output_tokens=out)
+
+    @property
+    def tool_specs(self) -> list[ToolSpec]:
+        """Every tool whose schema the span records."""
+        specs: list[ToolSpec] = self._get("tool_specs") or []
+        return specs
+
+    @property
+    def request_params(self) -> dict[str, Any]:
+        """The request's parameters (model, temperature, ...)."""
+        params: dict[str, Any] = self._get("request_params") or {}
+        return params
+
+    @property
+    def conversation_id(self) -> str | None:
+        """The conversation (session, thread) the span belongs to."""
+        value = self._get("conversation_id")
+        return str(value) if value is not None else None
+
+    @property
+    def handoff_source(self) -> str | None:
+        """For a handoff: the agent that hands off."""
+        value: str | None = self._get("handoff_source")
+        return value
+
+    @property
+    def handoff_target(self) -> str | None:
+        """For a handoff: the agent that takes over."""
+        value: str | None = self._get("handoff_target")
+        return value

@@ -1,0 +1,168 @@
+"""A span file's JSON documents: one per line (the Collector's file exporter), one or several
+concatenated (pretty-printed requests, the products' downloads), or one OTLP protobuf request;
+gzip is told by the first bytes. Every way a file can fail to read becomes a ReadError with
+its line, and reading goes on where it can."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import zlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any, cast
+
+from agentgauge._safe import DECODE_ERRORS, describe
+from agentgauge.io.jsonl import ReadError, decode_error, invalid_json
+from agentgauge.io.otel.wire.protobuf import decode_request, is_protobuf
+
+__all__ = ["is_binary", "read_documents"]
+
+
+def _open_binary(path: str | Path) -> IO[bytes]:
+    """A file's bytes, decompressed when they are gzip (told by their first bytes)."""
+    fh = open(path, "rb")  # noqa: SIM115 - returned to the caller, who closes it
+    if fh.read(2) == b"\x1f\x8b":
+        fh.seek(0)
+        return cast(IO[bytes], gzip.GzipFile(fileobj=fh))
+    fh.seek(0)
+    return fh
+
+
+def _protobuf_document(
+    path: str | Path, needle: str | None
+) -> Iterator[tuple[int, Any] | ReadError]:
+    """The one request of an OTLP protobuf file, as its OTLP/JSON dict."""
+    with _open_binary(path) as fh:
+        data = fh.read()
+    try:
+        doc = decode_request(data)
+    except ImportError:
+        message = (
+            "the file is not JSON text, and reading it as OTLP protobuf needs "
+            "opentelemetry-proto: pip install 'agentgauge[otel]'"
+        )
+        yield ReadError(str(path), 1, None, message)
+        return
+    except ValueError as exc:
+        yield ReadError(str(path), 1, None, f"the file is not JSON text, and {exc}")
+        return
+    if needle is None or needle in doc:
+        yield 1, doc
+
+
+def read_documents(
+    path: str | Path, needle: str | None = None, *, binary: bool = False
+) -> Iterator[tuple[int, Any] | ReadError]:
+    """The JSON documents of a file with the line each starts on.
+
+    One document per line (the file exporter); when the first line is not a whole document the
+    file is read as one document or several concatenated ones (pretty-printed output). A file
+    that cannot be read on (not UTF-8, a corrupt ``.gz``) ends with a ReadError. With a
+    ``needle``, only the lines (or the whole text) containing it are parsed.
+    """
+    last = 0
+    try:
+        if binary:
+            yield from _protobuf_document(path, needle)
+            return
+        for item in _documents_of(path, needle):
+            last = item.line if isinstance(item, ReadError) else item[0]
+            yield item
+    except (UnicodeDecodeError, OSError, EOFError, zlib.error) as exc:
+        yield ReadError(str(path), last + 1, None, f"the file cannot be read on: {exc}")
+
+
+def is_binary(path: str | Path) -> bool:
+    """Whether a file's content is binary (protobuf) rather than JSON text; a file that cannot
+    be read counts as text, whose reader reports why."""
+    try:
+        with _open_binary(path) as fh:
+            return is_protobuf(fh.read(64))
+    except (OSError, EOFError, zlib.error):
+        return False
+
+
+def _documents_of(path: str | Path, needle: str | None) -> Iterator[tuple[int, Any] | ReadError]:
+    source = str(path)
+    with io.TextIOWrapper(_open_binary(path), encoding="utf-8-sig") as fh:
+        first = 0
+        for first, text in enumerate(fh, start=1):
+            if not text.strip():
+                continue
+            try:
+                doc = json.loads(text)
+                if needle is None or needle in text:
+                    yield first, doc
+            except json.JSONDecodeError as exc:
+                if exc.pos < len(text.rstrip()):
+                    yield invalid_json(source, first, exc)  # a broken line of a JSONL file
+                else:
+                    # a document that goes on past its first line: pretty-printed JSON
+                    rest = text + fh.read()
+                    if needle is None or needle in rest:
+                        yield from _concatenated(rest, source, first)
+                    return
+            except DECODE_ERRORS as exc:
+                yield decode_error(source, first, exc)
+            break
+        for number, text in enumerate(fh, start=first + 1):
+            if text.strip() and (needle is None or needle in text):
+                try:
+                    yield number, json.loads(text)
+                except DECODE_ERRORS as exc:
+                    yield decode_error(source, number, exc)
+
+
+def _second_line_is_json(text: str) -> bool:
+    """Whether the second non-blank line is a whole JSON document: a JSONL file whose first
+    line is cut short, not a pretty-printed document that is."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    if len(lines) < 2:
+        return False
+    try:
+        json.loads(lines[1])
+    except DECODE_ERRORS:
+        return False
+    return True
+
+
+def _concatenated(text: str, source: str, first_line: int) -> Iterator[tuple[int, Any] | ReadError]:
+    decoder = json.JSONDecoder()
+    pos, n_docs = 0, 0
+    while True:
+        while pos < len(text) and text[pos].isspace():
+            pos += 1
+        if pos >= len(text):
+            return
+        line = first_line + text.count("\n", 0, pos)
+        try:
+            doc, end = decoder.raw_decode(text, pos)
+        except json.JSONDecodeError as exc:
+            if n_docs == 0 and _second_line_is_json(text):
+                # not pretty-printed JSON either: one document per line, with a bad first line
+                for offset, raw in enumerate(text.splitlines()):
+                    if raw.strip():
+                        try:
+                            yield first_line + offset, json.loads(raw)
+                        except DECODE_ERRORS as line_exc:
+                            yield decode_error(source, first_line + offset, line_exc)
+                return
+            message = f"invalid JSON: {exc.msg} at column {exc.colno}"
+            if exc.pos >= len(text.rstrip()):
+                message = f"invalid JSON: the document that starts on line {line} ends early"
+            at = min(exc.pos, len(text.rstrip()))  # the last line with content, at the end
+            yield ReadError(
+                source,
+                first_line + text.count("\n", 0, at),
+                None,
+                f"{message}; the rest of the file is skipped",
+            )
+            return
+        except DECODE_ERRORS as exc:
+            yield ReadError(source, line, None, f"{describe(exc)}; the rest of the file is skipped")
+            return
+        yield line, doc
+        n_docs += 1
+        pos = end
