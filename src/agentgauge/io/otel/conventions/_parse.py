@@ -14,6 +14,7 @@ from agentgauge.model import ToolCall, ToolSpec
 
 __all__ = [
     "event_body",
+    "flattened_messages",
     "integer",
     "is_json_schema",
     "maybe_json",
@@ -151,6 +152,18 @@ def messages(value: Any, default_role: str) -> list[Message]:
     value = maybe_json(value)
     items = value if isinstance(value, list) else [value]
     return [m for m in (message(maybe_json(v), default_role) for v in items) if m]
+
+
+def flattened_messages(attrs: dict[str, Any], prefix: str, role: str) -> list[Message] | None:
+    """Messages flattened into ``prefix.{i}.*`` attributes; None when there are none.
+
+    Args:
+        attrs: a span's attributes.
+        prefix: ``llm.input_messages``, ``gen_ai.prompt``, ...
+        role: the role of a message that names none.
+    """
+    flat = unflatten(attrs, prefix)
+    return messages(flat, role) if flat else None
 
 
 def plain_value(attrs: dict[str, Any], key: str) -> str | None:

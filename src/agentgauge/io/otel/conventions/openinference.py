@@ -11,10 +11,10 @@ from typing import Any
 
 from agentgauge.io.otel.conventions import Convention, convention, text
 from agentgauge.io.otel.conventions._parse import (
+    flattened_messages,
     integer,
     is_json_schema,
     maybe_json,
-    messages,
     plain_value,
     tool_specs,
     unflatten,
@@ -80,12 +80,10 @@ class OpenInference(Convention):
         return None
 
     def input_messages(self, span: Span) -> list[Message] | None:
-        flat = unflatten(span.attributes, "llm.input_messages")
-        return messages(flat, "user") if flat else None
+        return flattened_messages(span.attributes, "llm.input_messages", "user")
 
     def output_messages(self, span: Span) -> list[Message] | None:
-        flat = unflatten(span.attributes, "llm.output_messages")
-        return messages(flat, "assistant") if flat else None
+        return flattened_messages(span.attributes, "llm.output_messages", "assistant")
 
     def input_text(self, span: Span) -> str | None:
         return plain_value(span.attributes, "input.value")

@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 from agentgauge.io.otel.conventions import Convention, convention
-from agentgauge.io.otel.conventions._parse import integer, messages, tool_specs, unflatten
+from agentgauge.io.otel.conventions._parse import flattened_messages, integer, tool_specs, unflatten
 from agentgauge.io.otel.observation import Message
 from agentgauge.io.otel.wire.span import Span
 from agentgauge.model import ToolSpec
@@ -19,12 +19,10 @@ class OpenLLMetry(Convention):
     """OpenLLMetry (Traceloop): flattened prompts and completions, request functions."""
 
     def input_messages(self, span: Span) -> list[Message] | None:
-        flat = unflatten(span.attributes, "gen_ai.prompt")
-        return messages(flat, "user") if flat else None
+        return flattened_messages(span.attributes, "gen_ai.prompt", "user")
 
     def output_messages(self, span: Span) -> list[Message] | None:
-        flat = unflatten(span.attributes, "gen_ai.completion")
-        return messages(flat, "assistant") if flat else None
+        return flattened_messages(span.attributes, "gen_ai.completion", "assistant")
 
     def input_tokens(self, span: Span) -> int | None:
         return integer(span.attributes, "gen_ai.usage.prompt_tokens")
