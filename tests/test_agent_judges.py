@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 
 from agentgauge.cli import app
 from agentgauge.config import Suite, SuiteError, load_suite
+from agentgauge.documents.summary import run_usage
 from agentgauge.engine import EvaluateOptions, evaluate, iter_sources, score_traces
 from agentgauge.judges import client as judge_client
 from agentgauge.judges.preflight import JudgeSetupError, check_judge
@@ -23,7 +24,7 @@ from agentgauge.judges.render import CHARS_PER_TOKEN, render_trace
 from agentgauge.judges.settings import JudgeSettings
 from agentgauge.metrics.base import MetricOptionError, create_metric
 from agentgauge.model import ExpectedCall, Step, StepKind, Task, ToolCall, Trace
-from agentgauge.report.export import result_document, run_usage
+from agentgauge.report.export import result_document
 from agentgauge.store import Store
 from judge_server import (
     COMPLETION_TOKENS,

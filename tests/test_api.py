@@ -14,8 +14,8 @@ from typer.testing import CliRunner
 import agentgauge as ag
 from agentgauge.cli import app
 from agentgauge.config import SuiteError
+from agentgauge.documents.compare import compare_runs
 from agentgauge.metrics.base import MetricOptionError, MetricResult, metric
-from agentgauge.report.compare import compare_runs
 from agentgauge.stats import Summary
 
 ROOT = Path(__file__).resolve().parents[1]

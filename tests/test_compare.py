@@ -8,10 +8,10 @@ from typer.testing import CliRunner
 
 from agentgauge.cli import app
 from agentgauge.config import Suite
+from agentgauge.documents.compare import compare_runs, pass_k_table
 from agentgauge.engine import EvaluateOptions, evaluate
 from agentgauge.metrics.base import MetricResult, metric
 from agentgauge.model import Task, Trace
-from agentgauge.report.compare import compare_runs, pass_k_table
 from agentgauge.stats import paired_comparison, pass_at_k, pass_hat_k
 
 

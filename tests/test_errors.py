@@ -21,12 +21,12 @@ from agentgauge.errors import AgentgaugeError
 from agentgauge.http import RequestFailed, ResponseError, TransientError
 from agentgauge.metrics.base import MetricOptionError, UnknownMetricError
 from agentgauge.registry import UnknownNameError
-from agentgauge.review.runs import ReviewError
 from agentgauge.store import Store, StoreError
 from agentgauge.toolcall.bfcl import BfclUnsupported
-from agentgauge.toolcall.runs import ToolcallError
 from agentgauge.tuning.agent_run import TuningError
 from agentgauge.tuning.space import ParameterError
+from agentgauge.workflows.review_runs import ReviewError
+from agentgauge.workflows.toolcall_runs import ToolcallError
 
 ERRORS = [
     AgentLoadError,

@@ -391,7 +391,7 @@ def test_a_run_stored_under_a_former_name_still_displays(tmp_path: Path) -> None
     # A run scored before the planning judge was renamed: its metric rows hold the old name.
     from agentgauge.config import Suite
     from agentgauge.engine import EvaluateOptions, evaluate
-    from agentgauge.review.pipeline import tier_status
+    from agentgauge.workflows.review_report import tier_status
 
     old = "planning_rational"
     suite = Suite(

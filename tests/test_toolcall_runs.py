@@ -8,7 +8,12 @@ import pytest
 
 from agentgauge.config import SuiteError
 from agentgauge.toolcall.runner import Prediction
-from agentgauge.toolcall.runs import ModelRun, ToolcallError, parse_weights, toolcall_suite
+from agentgauge.workflows.toolcall_runs import (
+    ModelRun,
+    ToolcallError,
+    parse_weights,
+    toolcall_suite,
+)
 
 
 def test_a_model_run_summarises_its_predictions(tmp_path: Path) -> None:

@@ -12,11 +12,11 @@ import pytest
 from typer.testing import CliRunner
 
 from agentgauge.cli import app
+from agentgauge.documents.compare import compare_runs
 from agentgauge.engine import EvaluateOptions, evaluate
 from agentgauge.io.jsonl import read_traces
 from agentgauge.metrics.base import MetricOptionError, create_metric
 from agentgauge.model import Step, StepKind, Task, Trace, Usage
-from agentgauge.report.compare import compare_runs
 from agentgauge.store import Store
 from agentgauge.usage import trace_usage
 from report_data import embedded

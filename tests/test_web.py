@@ -22,7 +22,7 @@ import pytest
 from typer.testing import CliRunner
 
 from agentgauge.cli import app
-from agentgauge.report.compare import compare_runs
+from agentgauge.documents.compare import compare_runs
 from agentgauge.store import Store
 from viewer_server import DEMO, SECRET, record_runs, viewer
 

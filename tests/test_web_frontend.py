@@ -9,7 +9,7 @@ import json
 import re
 from importlib.resources import files
 
-from agentgauge.web.frontend import (
+from agentgauge.documents.frontend import (
     ASSETS,
     CHART_JS_VERSION,
     asset,
@@ -45,6 +45,6 @@ def test_assets_are_shipped_and_inert_inside_a_script_element() -> None:
     for name in ASSETS:
         assert "</script" not in asset(name).lower(), name
     assert asset("chart.umd.min.js").startswith(f"/*!\n * Chart.js v{CHART_JS_VERSION}\n")
-    licence = files("agentgauge.web").joinpath("static", "chart.js-LICENSE.md").read_text()
+    licence = files("agentgauge.documents").joinpath("static", "chart.js-LICENSE.md").read_text()
     assert licence.startswith("The MIT License")
     assert 'src="assets/app.js"' in server_page("x.db")

@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from agentgauge.config import Suite, load_suite
+from agentgauge.documents.compare import RunSamples, compare_samples
+from agentgauge.documents.summary import run_aggregate, run_usage, run_verdict
 from agentgauge.engine import EvaluateOptions
 from agentgauge.engine import evaluate as run_engine
 from agentgauge.errors import AgentgaugeError
@@ -26,8 +28,6 @@ from agentgauge.io.importers import get_importer
 from agentgauge.io.jsonl import ReadError
 from agentgauge.metrics.base import Metric, MetricResult, create_metric, score_many
 from agentgauge.model import Trace
-from agentgauge.report.compare import RunSamples, compare_samples
-from agentgauge.report.export import run_aggregate, run_usage, run_verdict
 from agentgauge.stats import Summary
 from agentgauge.store import RunInfo, SampleRow, Store
 

@@ -65,6 +65,7 @@ from agentgauge.metrics.base import (
 from agentgauge.metrics.judge import JUDGE_METRICS
 from agentgauge.metrics.text import TEXT_METRICS
 from agentgauge.scoring import Thresholds
+from agentgauge.store import CacheFile
 
 __all__ = ["BUILTIN_SUITES", "Suite", "SuiteError", "load_suite"]
 
@@ -225,6 +226,8 @@ class Suite(BaseModel):
                 options = {**self.judge.model_dump(exclude_unset=True), **(options or {})}
             if self.text and kind in TEXT_METRICS:
                 options = {**self.text, **(options or {})}
+            if isinstance(path := (options or {}).get("embedding_cache"), str):
+                options = {**(options or {}), "embedding_cache": CacheFile(path)}
             try:
                 made = create_metric(kind, options)
             except MetricOptionError as exc:

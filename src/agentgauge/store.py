@@ -13,6 +13,7 @@ flight and ``--resume`` continues from the rest.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import uuid
 import zlib
@@ -34,6 +35,7 @@ __all__ = [
     "BERTSCORE_CACHE_SCHEMA",
     "JUDGE_CACHE_SCHEMA",
     "SCHEMA_VERSION",
+    "CacheFile",
     "Facet",
     "MetricRow",
     "PreparedBatch",
@@ -1135,3 +1137,50 @@ class Store:
         ):
             self._db.execute(f"DELETE FROM {table} WHERE {col} = ?", (rid,))
         self._db.execute("COMMIT")
+
+
+_OPEN_CACHE_FILES: dict[tuple[int, str], Store] = {}
+
+
+class CacheFile:
+    """The embedding and BERTScore caches of the store file at ``path``, as the text metrics
+    take them (:class:`agentgauge.metrics.text.EmbeddingCache`).
+
+    The file is opened on first use in each process and kept open there: a metric built once
+    and inherited by forked worker processes never shares its parent's connection.
+
+    Args:
+        path: the store file.
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = str(path)
+
+    def __repr__(self) -> str:
+        return f"CacheFile({self.path!r})"
+
+    def _store(self) -> Store:
+        key = (os.getpid(), self.path)
+        if key not in _OPEN_CACHE_FILES:
+            _OPEN_CACHE_FILES[key] = Store(self.path)
+        return _OPEN_CACHE_FILES[key]
+
+    def cached_embeddings(
+        self, model: str, layer: int, digests: Sequence[bytes]
+    ) -> dict[bytes, tuple[bytes, bytes]]:
+        """See :meth:`Store.cached_embeddings`."""
+        return self._store().cached_embeddings(model, layer, digests)
+
+    def cache_embeddings(
+        self, model: str, layer: int, rows: Sequence[tuple[bytes, bytes, bytes]]
+    ) -> None:
+        """See :meth:`Store.cache_embeddings`."""
+        self._store().cache_embeddings(model, layer, rows)
+
+    def cached_scores(self, keys: Sequence[bytes]) -> dict[bytes, tuple[float, float, float]]:
+        """See :meth:`Store.cached_scores`."""
+        return self._store().cached_scores(keys)
+
+    def cache_scores(self, rows: Sequence[tuple[bytes, float, float, float]]) -> None:
+        """See :meth:`Store.cache_scores`."""
+        self._store().cache_scores(rows)

@@ -207,7 +207,8 @@ def write_outputs(
         fail_under: exit 1 when the mean composite is below this.
         extra: top-level keys a domain adds to the JSON document.
     """
-    from agentgauge.report.export import run_aggregate, write_csv, write_result_json
+    from agentgauge.documents.summary import run_aggregate
+    from agentgauge.report.export import write_csv, write_result_json
     from agentgauge.report.html import write_html
     from agentgauge.report.terminal import print_summary
     from agentgauge.scoring import reaches

@@ -20,8 +20,8 @@ from agentgauge.cli._common import (
 )
 
 if TYPE_CHECKING:
-    from agentgauge.judges.calibration import JudgePreview, MetricCalibration
     from agentgauge.stats import Agreement
+    from agentgauge.workflows.calibration import JudgePreview, MetricCalibration
 
 judge_app = typer.Typer(
     help="LLM judges: preview what a judge sees, calibrate it against human labels.",
@@ -67,7 +67,7 @@ def preview_command(
 
     Its instructions and the trace's view within its token budget; no model is called.
     """
-    from agentgauge.judges.calibration import judge_suite, preview
+    from agentgauge.workflows.calibration import judge_suite, preview
 
     _require_files(traces)
     chosen = judge_suite(
@@ -157,8 +157,8 @@ def calibrate_command(
     MAE, Spearman and quadratic-weighted kappa with bootstrap CIs, beside the humans' own
     leave-one-out agreement where several humans labelled a trace.
     """
-    from agentgauge.judges.calibration import calibrate, judge_suite
     from agentgauge.report.export import write_json
+    from agentgauge.workflows.calibration import calibrate, judge_suite
 
     _require_files(traces, labels)
     chosen = judge_suite(

@@ -29,8 +29,8 @@ from agentgauge.cli._common import (
 )
 
 if TYPE_CHECKING:
-    from agentgauge.review.runs import ReviewRun
     from agentgauge.store import Store
+    from agentgauge.workflows.review_runs import ReviewRun
 
 review_app = typer.Typer(
     help="Evaluate generated paper reviews (PeerRead).", no_args_is_help=True, rich_markup_mode=None
@@ -113,8 +113,8 @@ def _score_and_report(
 ) -> None:
     """Run ``score`` into the store (with its --name and --tag), then print and write the
     run's report."""
-    from agentgauge.review.report import review_report
     from agentgauge.store import Store
+    from agentgauge.workflows.review_report import review_report
 
     with Store(db) as store:
         run = score(store)
@@ -182,7 +182,7 @@ def evaluate_reviews(
     "review", "scores"?, "duration_s"?, "trace"?}; a bad line is reported with its file,
     line and field, and the run goes on.
     """
-    from agentgauge.review.runs import THRESHOLD_RULES, evaluate_reviews, review_suite
+    from agentgauge.workflows.review_runs import THRESHOLD_RULES, evaluate_reviews, review_suite
 
     if not reviews.is_file():
         raise usage_error(f"--reviews: no such file: {reviews}")
@@ -237,7 +237,7 @@ def baseline(
     Each human review is scored as the generated one against the other reviews of its paper
     (leave-one-out), through the whole pipeline.
     """
-    from agentgauge.review.runs import human_baseline, review_suite
+    from agentgauge.workflows.review_runs import human_baseline, review_suite
 
     refuse_clashes({"--json": json_out, "--html": html_out}, store=db)
     chosen = review_suite(

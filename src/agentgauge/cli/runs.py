@@ -146,7 +146,7 @@ def compare(
     per-metric verdicts use Benjamini–Hochberg adjusted p-values (q), so that comparing many
     metrics does not manufacture differences.
     """
-    from agentgauge.report.compare import compare_runs
+    from agentgauge.documents.compare import compare_runs
     from agentgauge.report.export import write_json
     from agentgauge.store import Store
 
@@ -186,7 +186,7 @@ def passk(
 
     pass@k: at least one of k trials succeeds; pass^k: all k succeed; both over tasks.
     """
-    from agentgauge.report.compare import pass_k_table
+    from agentgauge.documents.compare import pass_k_table
     from agentgauge.store import Store
 
     try:

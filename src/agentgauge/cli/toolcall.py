@@ -38,7 +38,7 @@ from agentgauge.toolcall.formats import TURNS
 if TYPE_CHECKING:
     from agentgauge.toolcall.formats import Turns
     from agentgauge.toolcall.runner import EndpointConfig
-    from agentgauge.toolcall.runs import ModelRun
+    from agentgauge.workflows.toolcall_runs import ModelRun
 
 toolcall_app = typer.Typer(
     help="Evaluate tool-calling models.", no_args_is_help=True, rich_markup_mode=None
@@ -95,7 +95,7 @@ def score(
 
     The run is stored and reported like any other.
     """
-    from agentgauge.toolcall.runs import check_scorable, load_dataset
+    from agentgauge.workflows.toolcall_runs import check_scorable, load_dataset
 
     suite = scoring_suite(fmt, mode, weights, parser)
     samples = _turns(turns)
@@ -174,7 +174,7 @@ def run(
     from dataclasses import replace
 
     from agentgauge.toolcall.runner import HttpChatBackend, RunSettings
-    from agentgauge.toolcall.runs import load_dataset, run_model
+    from agentgauge.workflows.toolcall_runs import load_dataset, run_model
 
     suite = scoring_suite(fmt, mode, weights, parser) if do_score else None
     if out.exists() and not (resume or overwrite):

@@ -42,7 +42,7 @@ def failures(
 
     from agentgauge.report.export import write_json
     from agentgauge.store import Store
-    from agentgauge.toolcall.failures import failures_report
+    from agentgauge.workflows.toolcall_failures import failures_report
 
     require_store(db)
     with Store(db) as store:

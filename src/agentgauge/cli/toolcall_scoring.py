@@ -20,7 +20,7 @@ from agentgauge.toolcall.matching import VALUE_ACCURACY_MODES
 
 if TYPE_CHECKING:
     from agentgauge.config import Suite
-    from agentgauge.toolcall.runs import Dataset
+    from agentgauge.workflows.toolcall_runs import Dataset
 
 ModeOpt = Annotated[
     str | None,
@@ -60,7 +60,7 @@ def scoring_suite(fmt: str, mode: str | None, weights: str | None, parser: str) 
     """
     from agentgauge.toolcall.formats import FORMATS
     from agentgauge.toolcall.parsers import PARSERS
-    from agentgauge.toolcall.runs import toolcall_suite
+    from agentgauge.workflows.toolcall_runs import toolcall_suite
 
     check_choice("--format", fmt, FORMATS)
     if mode is not None:
@@ -115,7 +115,11 @@ class Scoring:
         """
         from agentgauge.report.export import write_result_json
         from agentgauge.store import Store
-        from agentgauge.toolcall.runs import add_verdict, count_unanswered, score_predictions
+        from agentgauge.workflows.toolcall_runs import (
+            add_verdict,
+            count_unanswered,
+            score_predictions,
+        )
 
         with Store(self.db) as store:
             run_id = score_predictions(

@@ -20,10 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
+from agentgauge.io.jsonl import RawLine, ReadError, count_lines, write_traces
 from agentgauge.registry import Registry, keyword_options
 
 if TYPE_CHECKING:
-    from agentgauge.io.jsonl import RawLine, ReadError
     from agentgauge.model import Trace
 
 __all__ = [
@@ -80,8 +80,6 @@ class ImporterInfo:
         """
         if self.lines is None:
             return None
-        from agentgauge.io.jsonl import count_lines
-
         return count_lines(paths)
 
 
@@ -115,7 +113,7 @@ IMPORTERS: Registry[ImporterInfo] = Registry(
     "trace format",
     "agentgauge.importers",
     builtins=(
-        "agentgauge.io.jsonl",
+        "agentgauge.io.native",
         "agentgauge.io.otel",
         "agentgauge.io.openai_chat",
     ),
@@ -164,9 +162,6 @@ def convert(
         read: the reader of the files' format, with its options applied.
         on_error: called with each record that could not be read, as it is met.
     """
-    # imported here: agentgauge.io.jsonl registers the native importer with this module
-    from agentgauge.io.jsonl import ReadError, write_traces
-
     n_errors = 0
 
     def traces() -> Iterable[Trace]:

@@ -22,7 +22,6 @@ from pydantic import BaseModel, ValidationError
 
 from agentgauge._atomic import atomic_path
 from agentgauge._safe import DECODE_ERRORS, NESTED_TOO_DEEPLY, describe, size_limit
-from agentgauge.io.importers import importer
 from agentgauge.model import Trace
 
 M = TypeVar("M", bound=BaseModel)
@@ -291,15 +290,6 @@ def parse_line(raw: RawLine | ReadError) -> Trace | ReadError:
     return validate_line(Trace, raw)
 
 
-@importer(
-    "native",
-    description="agentgauge JSONL, one trace per line (.jsonl, .jsonl.gz)",
-    lines=iter_raw_lines,
-    no_trace_hint=(
-        "no line of the input was a trace. The native format is JSONL, one trace per line; "
-        "an OpenTelemetry export (OTLP/JSON) is read with --format otel."
-    ),
-)
 def read_traces(path: str | Path) -> Iterator[Trace | ReadError]:
     """Stream the Traces of a JSONL file; bad lines come out as ReadError and reading goes on.
 

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from functools import cache
 from itertools import chain, filterfalse
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
@@ -39,7 +39,6 @@ from numpy.typing import NDArray
 from agentgauge._stop_words import english_stop_words
 from agentgauge.metrics.base import MetricResult, metric
 from agentgauge.model import Trace
-from agentgauge.store import Store
 
 if TYPE_CHECKING:
     import torch
@@ -49,6 +48,7 @@ __all__ = [
     "TEXT_METRICS",
     "BertScorer",
     "Embedded",
+    "EmbeddingCache",
     "IdfWeights",
     "SimilarityOptions",
     "TextSimilarity",
@@ -314,6 +314,36 @@ class IdfWeights:
     default: float
 
 
+class EmbeddingCache(Protocol):
+    """Where BERTScore keeps what it computed for later runs: token embeddings by model, layer
+    and the text's digest, and the scores of (candidate, reference) pairs by the pair's key.
+
+    A results store implements it (:class:`agentgauge.store.Store`, and
+    :class:`agentgauge.store.CacheFile` for a file opened once in each process); a suite's
+    ``[text] embedding_cache`` path is opened as one when the suite builds its metrics.
+    """
+
+    def cached_embeddings(
+        self, model: str, layer: int, digests: Sequence[bytes]
+    ) -> dict[bytes, tuple[bytes, bytes]]:
+        """The cached ``(token_ids, vectors)`` blobs of the texts with these digests."""
+        ...
+
+    def cache_embeddings(
+        self, model: str, layer: int, rows: Sequence[tuple[bytes, bytes, bytes]]
+    ) -> None:
+        """Keep ``(digest, token_ids, vectors)`` blobs; a digest already cached is kept."""
+        ...
+
+    def cached_scores(self, keys: Sequence[bytes]) -> dict[bytes, tuple[float, float, float]]:
+        """The cached ``(precision, recall, f1)`` of the pairs with these keys."""
+        ...
+
+    def cache_scores(self, rows: Sequence[tuple[bytes, float, float, float]]) -> None:
+        """Keep ``(key, precision, recall, f1)`` rows; a key already cached is kept."""
+        ...
+
+
 class BertScorer:
     """BERTScore as the ``bert-score`` package (0.3.x) computes it, batched for many pairs.
 
@@ -391,12 +421,14 @@ class BertScorer:
         )
         return [list(ids) for ids in encoded["input_ids"]]
 
-    def embed(self, texts: Sequence[str], store: Store | None = None) -> dict[str, Embedded]:
+    def embed(
+        self, texts: Sequence[str], store: EmbeddingCache | None = None
+    ) -> dict[str, Embedded]:
         """Embed the distinct ``texts`` in length-sorted batches.
 
         Args:
             texts: the texts (duplicates are embedded once).
-            store: a results store whose embedding cache is read first and given the texts
+            store: an embedding cache (a results store) read first and given the texts
                 embedded here, so that no text is embedded twice across runs.
         """
         distinct = list(dict.fromkeys(texts))
@@ -496,7 +528,7 @@ class BertScorer:
         references: Sequence[str],
         *,
         idf: IdfWeights | None = None,
-        store: Store | None = None,
+        store: EmbeddingCache | None = None,
     ) -> list[tuple[float, float, float]]:
         """BERTScore (precision, recall, F1) of each candidate against its reference.
 
@@ -518,7 +550,9 @@ class BertScorer:
         )
 
     def score_pairs(
-        self, pairs: Sequence[tuple[str, str, IdfWeights | None]], store: Store | None = None
+        self,
+        pairs: Sequence[tuple[str, str, IdfWeights | None]],
+        store: EmbeddingCache | None = None,
     ) -> list[tuple[float, float, float]]:
         """BERTScore (precision, recall, F1) of (candidate, reference, idf weights) triples,
         every distinct text embedded in one length-sorted pass.
@@ -780,7 +814,7 @@ class SimilarityOptions:
     semantic_weight: float
     cosine_weight: float
     jaccard_weight: float
-    embedding_cache: str | None = None
+    embedding_cache: EmbeddingCache | None = None
 
     def scorer(self) -> BertScorer:
         """The process-wide BERTScore model of these settings."""
@@ -791,7 +825,6 @@ class SimilarityOptions:
 
 _SEMANTIC_CACHE: OrderedDict[tuple[Any, ...], tuple[float, float, float]] = OrderedDict()
 _SEMANTIC_CACHE_SIZE = 50_000  # entries of about 200 bytes: texts are keyed by their digest
-_CACHE_STORES: dict[tuple[int, str], Store] = {}
 
 
 def _digest(*texts: str) -> bytes:
@@ -800,17 +833,6 @@ def _digest(*texts: str) -> bytes:
         hasher.update(text.encode("utf-8"))
         hasher.update(b"\x00")
     return hasher.digest()
-
-
-def _embedding_store(path: str | None) -> Store | None:
-    """The store whose embedding cache is at ``path``, opened once per process (a worker
-    process opens its own connection, never its parent's)."""
-    if path is None:
-        return None
-    key = (os.getpid(), path)
-    if key not in _CACHE_STORES:
-        _CACHE_STORES[key] = Store(path)
-    return _CACHE_STORES[key]
 
 
 def _semantic_scores(
@@ -839,7 +861,7 @@ def _semantic_scores(
                 idf = idf_by_refs[refs]
             triples.append((candidate, reference, idf))
         # one length-sorted pass over every distinct text of the batch
-        scores = scorer.score_pairs(triples, _embedding_store(options.embedding_cache))
+        scores = scorer.score_pairs(triples, options.embedding_cache)
         for i, score in zip(todo, scores, strict=True):
             found[keys[i]] = _SEMANTIC_CACHE[keys[i]] = score
         while len(_SEMANTIC_CACHE) > _SEMANTIC_CACHE_SIZE:
@@ -989,8 +1011,12 @@ class _ReferenceMetric:
         semantic_weight: float = 0.5,
         cosine_weight: float = 0.3,
         jaccard_weight: float = 0.2,
-        embedding_cache: str | None = None,
+        embedding_cache: EmbeddingCache | None = None,
     ) -> None:
+        if isinstance(embedding_cache, str | Path):
+            raise ValueError(
+                "embedding_cache takes a cache (a Store); a suite's [text] table takes a path"
+            )
         if baseline is not None and not baseline < 1.0:
             raise ValueError(f"baseline must be < 1, got {baseline}")
         if baseline is not None and baseline_file is not None:
@@ -1102,7 +1128,7 @@ class TaskSuccess(_ReferenceMetric):
         semantic_weight: float = 0.5,
         cosine_weight: float = 0.3,
         jaccard_weight: float = 0.2,
-        embedding_cache: str | None = None,
+        embedding_cache: EmbeddingCache | None = None,
     ) -> None:
         super().__init__(
             model=model,

@@ -1,10 +1,10 @@
-"""A self-contained HTML report of a run: the viewer's front-end (:mod:`agentgauge.web`) in one
-file, with the run's data embedded: summary with CIs, distributions, why values are missing,
+"""A self-contained HTML report of a run: the viewer's front-end (:mod:`agentgauge.documents`) in
+one file, with the run's data embedded: summary with CIs, distributions, why values are missing,
 what the run's kind adds, and every sample in a table to search, filter and sort, each with
 its page (metrics, details, trace).
 
 No request ever leaves the file. Trace content is made safe before it is embedded
-(:mod:`agentgauge.web.safe`: credentials hidden, long text clipped) and the page renders it as
+(:mod:`agentgauge.documents.safe`: credentials hidden, long text clipped) and the page renders it as
 text. The samples' pages are embedded once each, gzip-compressed: a 10,000-sample run stays a
 few megabytes.
 """
@@ -15,9 +15,9 @@ import zlib
 from pathlib import Path
 
 from agentgauge._atomic import atomic_path
+from agentgauge.documents.frontend import embed_json, report_page
+from agentgauge.documents.pages import run_document, sample_page, sample_row
 from agentgauge.store import Store
-from agentgauge.web.documents import run_document, sample_page, sample_row
-from agentgauge.web.frontend import embed_json, report_page
 
 __all__ = ["REPORT_MAX_CONTENT", "render_html", "write_html"]
 

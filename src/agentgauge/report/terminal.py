@@ -10,7 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from agentgauge.report.export import USAGE_FIELDS, run_aggregate, run_usage, run_verdict
+from agentgauge.documents.summary import USAGE_FIELDS, run_aggregate, run_usage, run_verdict
 from agentgauge.scoring import gate_note
 from agentgauge.store import Store
 

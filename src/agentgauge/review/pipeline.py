@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -26,7 +26,6 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from agentgauge.io.jsonl import RawLine, ReadError, iter_raw_lines, validate_line
-from agentgauge.metrics.judge import JUDGE_METRICS
 from agentgauge.model import Task, Trace
 from agentgauge.review.agreement import AspectAgreement, ScoredReview, agreement_table
 from agentgauge.review.loader import ASPECTS, PeerReadPaper
@@ -34,7 +33,6 @@ from agentgauge.scoring import Thresholds, recommendation
 from agentgauge.store import SampleRow
 
 __all__ = [
-    "TIERS",
     "GeneratedReview",
     "PaperIndex",
     "aspect_labels",
@@ -47,33 +45,7 @@ __all__ = [
     "read_generated",
     "review_agreement",
     "review_trace",
-    "tier_status",
 ]
-
-TIERS: dict[str, tuple[str, frozenset[str]]] = {
-    "tier1": (
-        "text similarity, time and task success",
-        frozenset(
-            {"time_taken", "task_success", "output_similarity", "cosine", "jaccard", "semantic"}
-        ),
-    ),
-    "tier2": ("LLM judges", JUDGE_METRICS),
-    "tier3": (
-        "graph metrics over the agent's trace",
-        frozenset(
-            {
-                "coordination_quality",
-                "tool_efficiency",
-                "path_convergence",
-                "tool_selection_accuracy",
-                "communication_overhead",
-                "coordination_centrality",
-                "task_distribution_balance",
-            }
-        ),
-    ),
-}
-"""The review evaluation's tiers: ``{key: (title, metric names)}``."""
 
 _SCORE_RANGE = (1.0, 5.0)
 # what the agent was meant to do comes from its own trace's task; the paper gives the rest
@@ -462,53 +434,4 @@ def human_thresholds(similarities: Sequence[float], composites: Sequence[float])
             else [composites[0]] * 3
         )
         out["recommendation"] = {"accept": high, "weak_accept": mid, "weak_reject": low}
-    return out
-
-
-def tier_status(samples: Sequence[SampleRow], metrics: Sequence[str]) -> dict[str, Any]:
-    """Which tiers were measured in a run, and why the others were not.
-
-    Args:
-        samples: the run's stored samples.
-        metrics: the suite's metric names.
-
-    Returns:
-        Per tier key: ``title``, the suite's ``metrics`` of that tier, ``measured`` (metric →
-        samples with a value), ``present`` (some metric of the tier has a value in some
-        sample), ``reasons`` (metric → the most frequent reason of its missing values) and a
-        one-line ``statement``.
-    """
-    values = [s.values for s in samples]
-    reasons_of = [s.reasons for s in samples]
-    out: dict[str, Any] = {}
-    for key, (title, names) in TIERS.items():
-        ours = [m for m in metrics if m in names]
-        measured = {m: sum(1 for v in values if v.get(m) is not None) for m in ours}
-        reasons = {}
-        for m in ours:
-            found = Counter(
-                r.get(m) or "no value"
-                for v, r in zip(values, reasons_of, strict=True)
-                if v.get(m) is None
-            )
-            if found:
-                reasons[m] = found.most_common(1)[0][0]
-        present = any(measured.values())
-        label = f"{key.replace('tier', 'Tier ')} ({title})"
-        if not ours:
-            statement = f"{label}: not in the suite"
-        elif present:
-            counts = ", ".join(f"{m} {n}/{len(samples)}" for m, n in measured.items())
-            statement = f"{label}: measured ({counts})"
-        else:
-            why = "; ".join(f"{m}: {r}" for m, r in reasons.items())
-            statement = f"{label} ABSENT: no sample has a value ({why})"
-        out[key] = {
-            "title": title,
-            "metrics": ours,
-            "measured": measured,
-            "present": present,
-            "reasons": reasons,
-            "statement": statement,
-        }
     return out

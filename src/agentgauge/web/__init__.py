@@ -1,7 +1,6 @@
-"""``agentgauge view``: a local web app over the results store, and the front-end that the
-self-contained HTML report shares with it.
+"""``agentgauge view``: a local web app over the results store.
 
-:mod:`~agentgauge.web.documents` builds what each page shows as JSON data from the store;
-:mod:`~agentgauge.web.app` serves it on 127.0.0.1; :mod:`~agentgauge.web.frontend` holds the
-page shell and the shipped assets (no request ever leaves the machine).
+:mod:`~agentgauge.web.app` serves on 127.0.0.1 the documents that
+:mod:`agentgauge.documents` builds from the store, and the front-end that renders them (no
+request ever leaves the machine).
 """

@@ -25,17 +25,17 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from agentgauge.errors import AgentgaugeError
-from agentgauge.report.export import finite
-from agentgauge.store import RunInfo, SampleQuery, Store
-from agentgauge.web.documents import (
+from agentgauge.documents.frontend import ASSETS, SERVER_CSP, asset, server_page
+from agentgauge.documents.pages import (
     compare_document,
     run_document,
     run_row,
     sample_document,
     samples_document,
 )
-from agentgauge.web.frontend import ASSETS, SERVER_CSP, asset, server_page
+from agentgauge.documents.summary import finite
+from agentgauge.errors import AgentgaugeError
+from agentgauge.store import RunInfo, SampleQuery, Store
 
 __all__ = [
     "HOST",

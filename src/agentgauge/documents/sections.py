@@ -15,9 +15,9 @@ from collections.abc import Callable
 from typing import Any
 
 from agentgauge._redact import redact_secrets
-from agentgauge.review.pipeline import tier_status
+from agentgauge.documents.safe import clip
 from agentgauge.store import RunInfo, Store
-from agentgauge.web.safe import clip
+from agentgauge.workflows.review_report import tier_status
 
 __all__ = ["record_table", "run_sections"]
 

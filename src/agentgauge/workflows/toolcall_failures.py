@@ -10,7 +10,7 @@ from typing import Any
 
 from agentgauge.model import Trace
 from agentgauge.store import SampleRow, Store
-from agentgauge.toolcall.runs import CALL_METRICS, VALUE_METRIC, ToolcallError
+from agentgauge.workflows.toolcall_runs import CALL_METRICS, VALUE_METRIC, ToolcallError
 
 __all__ = ["Failure", "FailuresReport", "failures_report"]
 

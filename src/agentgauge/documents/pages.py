@@ -3,7 +3,7 @@ summary, a page of its samples, one sample with its trace, and the comparison of
 
 The local server (:mod:`agentgauge.web.app`) returns these documents from its API; the HTML
 report (:mod:`agentgauge.report.html`) embeds them in one file. Trace content is made safe
-here, once (:mod:`agentgauge.web.safe`); the page renders every string as text, never as
+here, once (:mod:`agentgauge.documents.safe`); the page renders every string as text, never as
 markup.
 """
 
@@ -16,13 +16,13 @@ from typing import Any
 
 import numpy as np
 
+from agentgauge.documents.compare import PairBy, compare_runs
+from agentgauge.documents.safe import MAX_CONTENT, as_text, clean, clip
+from agentgauge.documents.sections import run_sections
+from agentgauge.documents.summary import run_aggregate, run_usage, run_verdict
 from agentgauge.model import Trace
-from agentgauge.report.compare import PairBy, compare_runs
-from agentgauge.report.export import run_aggregate, run_usage, run_verdict
 from agentgauge.stats import summarize
 from agentgauge.store import RunInfo, SampleQuery, SampleRow, Store
-from agentgauge.web.safe import MAX_CONTENT, as_text, clean, clip
-from agentgauge.web.sections import run_sections
 
 __all__ = [
     "BINS",
@@ -391,7 +391,7 @@ def compare_document(
     alpha: float = 0.05,
     n_regressed: int = 25,
 ) -> dict[str, Any]:
-    """The comparison of run B against run A (:func:`agentgauge.report.compare.compare_runs`)
+    """The comparison of run B against run A (:func:`agentgauge.documents.compare.compare_runs`)
     with both runs' rows and the samples whose composite fell most.
 
     Args:

@@ -9,12 +9,87 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentgauge.metrics.judge import JUDGE_METRICS
 from agentgauge.metrics.text import TEXT_METRICS
-from agentgauge.review.pipeline import per_paper, review_agreement, tier_status
-from agentgauge.review.runs import ReviewRun
+from agentgauge.review.pipeline import per_paper, review_agreement
 from agentgauge.store import SampleRow, Store
+from agentgauge.workflows.review_runs import ReviewRun
 
-__all__ = ["ReviewReport", "review_report"]
+__all__ = ["TIERS", "ReviewReport", "review_report", "tier_status"]
+
+TIERS: dict[str, tuple[str, frozenset[str]]] = {
+    "tier1": (
+        "text similarity, time and task success",
+        frozenset(
+            {"time_taken", "task_success", "output_similarity", "cosine", "jaccard", "semantic"}
+        ),
+    ),
+    "tier2": ("LLM judges", JUDGE_METRICS),
+    "tier3": (
+        "graph metrics over the agent's trace",
+        frozenset(
+            {
+                "coordination_quality",
+                "tool_efficiency",
+                "path_convergence",
+                "tool_selection_accuracy",
+                "communication_overhead",
+                "coordination_centrality",
+                "task_distribution_balance",
+            }
+        ),
+    ),
+}
+"""The review evaluation's tiers: ``{key: (title, metric names)}``."""
+
+
+def tier_status(samples: Sequence[SampleRow], metrics: Sequence[str]) -> dict[str, Any]:
+    """Which tiers were measured in a run, and why the others were not.
+
+    Args:
+        samples: the run's stored samples.
+        metrics: the suite's metric names.
+
+    Returns:
+        Per tier key: ``title``, the suite's ``metrics`` of that tier, ``measured`` (metric →
+        samples with a value), ``present`` (some metric of the tier has a value in some
+        sample), ``reasons`` (metric → the most frequent reason of its missing values) and a
+        one-line ``statement``.
+    """
+    values = [s.values for s in samples]
+    reasons_of = [s.reasons for s in samples]
+    out: dict[str, Any] = {}
+    for key, (title, names) in TIERS.items():
+        ours = [m for m in metrics if m in names]
+        measured = {m: sum(1 for v in values if v.get(m) is not None) for m in ours}
+        reasons = {}
+        for m in ours:
+            found = Counter(
+                r.get(m) or "no value"
+                for v, r in zip(values, reasons_of, strict=True)
+                if v.get(m) is None
+            )
+            if found:
+                reasons[m] = found.most_common(1)[0][0]
+        present = any(measured.values())
+        label = f"{key.replace('tier', 'Tier ')} ({title})"
+        if not ours:
+            statement = f"{label}: not in the suite"
+        elif present:
+            counts = ", ".join(f"{m} {n}/{len(samples)}" for m, n in measured.items())
+            statement = f"{label}: measured ({counts})"
+        else:
+            why = "; ".join(f"{m}: {r}" for m, r in reasons.items())
+            statement = f"{label} ABSENT: no sample has a value ({why})"
+        out[key] = {
+            "title": title,
+            "metrics": ours,
+            "measured": measured,
+            "present": present,
+            "reasons": reasons,
+            "statement": statement,
+        }
+    return out
 
 
 @dataclass(frozen=True)
@@ -23,7 +98,7 @@ class ReviewReport:
 
     Args:
         tiers: per tier, what was measured and a one-line ``statement``
-            (:func:`~agentgauge.review.pipeline.tier_status`).
+            (:func:`tier_status`).
         mean_coverage: the samples' mean coverage of the suite's weight; None without samples.
         agreement: per aspect, the generated reviews' agreement with the human reviewers
             beside the leave-one-out human ceiling.

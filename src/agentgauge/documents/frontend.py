@@ -18,7 +18,7 @@ from functools import cache
 from importlib.resources import files
 from typing import Any
 
-from agentgauge.report.export import finite
+from agentgauge.documents.summary import finite
 
 __all__ = ["ASSETS", "CHART_JS_VERSION", "asset", "embed_json", "report_page", "server_page"]
 
@@ -52,7 +52,7 @@ def asset(name: str) -> str:
     """
     if name not in ASSETS:
         raise KeyError(name)
-    return files("agentgauge.web").joinpath("static", name).read_text(encoding="utf-8")
+    return files("agentgauge.documents").joinpath("static", name).read_text(encoding="utf-8")
 
 
 def embed_json(value: Any) -> str:

@@ -1,0 +1,152 @@
+"""A run's figures as every report and the viewer show them: the metrics' means with their
+confidence intervals, the tokens and cost of the agent and of its judges, and the suite's
+verdict on the run."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from agentgauge.judges.cost import judge_spend
+from agentgauge.scoring import band, failed_gates, recommendation
+from agentgauge.stats import Summary, summarize
+from agentgauge.store import RunInfo, Store
+
+__all__ = ["USAGE_FIELDS", "finite", "run_aggregate", "run_usage", "run_verdict"]
+
+
+def run_aggregate(store: Store, run_id: str) -> dict[str, Summary]:
+    """Per-metric means with 95% bootstrap CIs over a run's samples, plus ``composite``.
+
+    Args:
+        store: the results store.
+        run_id: the run.
+    """
+    out = {m: summarize(store.metric_values(run_id, m)) for m in store.metric_names(run_id)}
+    out["composite"] = summarize(store.composites(run_id))
+    return out
+
+
+USAGE_FIELDS = (
+    "input_tokens",
+    "output_tokens",
+    "cache_read_tokens",
+    "total_tokens",
+    "cost_usd",
+    "model_calls",
+)
+"""The agent's usage figures of a sample, as :func:`agentgauge.usage.trace_usage` counts them."""
+
+_JUDGE_COUNTS = (
+    "calls",
+    "cached",
+    "requests",
+    "input_tokens",
+    "output_tokens",
+    "cache_read_tokens",
+    "total_tokens",
+    "cost_unknown",
+)
+
+
+def _judge_totals(parts: list[dict[str, Any]]) -> dict[str, Any] | None:
+    if not parts:
+        return None
+    totals: dict[str, Any] = {k: sum(p.get(k) or 0 for p in parts) for k in _JUDGE_COUNTS}
+    totals["cost_usd"] = sum(p.get("cost_usd") or 0.0 for p in parts)
+    return totals
+
+
+def _setup_spend(store: Store, run_id: str) -> list[dict[str, Any]]:
+    """The judges' once-per-run calls (a rubric's evaluation steps) in :func:`judge_spend`'s
+    shape."""
+    out = []
+    for record in store.records(run_id, "judge_setup"):
+        usage, cached = record.get("usage"), record.get("cached")
+        if isinstance(usage, dict) and isinstance(cached, bool):
+            out.append(judge_spend([{"usage": usage, "cached": cached}]) or {})
+    return out
+
+
+def run_usage(store: Store, run_id: str) -> dict[str, Any]:
+    """A run's tokens and cost: the agent's totals and means with 95% CIs, the judges' totals,
+    and the composite per dollar and per 1,000 tokens.
+
+    ``composite_per_usd`` = Σ composite / Σ cost over the samples that have both (None when
+    their cost is 0 or unknown); ``composite_per_1k_tokens`` likewise with total tokens / 1000.
+    The judges' totals add the calls of every sample and the run's set-up calls (a rubric's
+    evaluation steps); their ``cost_usd`` leaves out the ``cost_unknown`` calls.
+
+    Args:
+        store: the results store.
+        run_id: the run.
+    """
+    rid = store.get_run(run_id).id
+    usages = store.usages(rid)
+    agent: dict[str, Any] = {}
+    for name in USAGE_FIELDS:
+        values = [None if u is None else u.get(name) for u in usages]
+        present = [v for v in values if v is not None]
+        agent[name] = {"total": sum(present) if present else None, **summarize(values).as_dict()}
+    judge = [u["judge"] for u in usages if u is not None and u.get("judge")]
+    composites = store.composites(rid)
+    pairs = [(c, u) for c, u in zip(composites, usages, strict=True) if c is not None and u]
+    per: dict[str, float | None] = {}
+    for key, field, scale in (
+        ("composite_per_usd", "cost_usd", 1.0),
+        ("composite_per_1k_tokens", "total_tokens", 1000.0),
+    ):
+        known = [(c, u[field]) for c, u in pairs if u.get(field) is not None]
+        spent = sum(v for _, v in known)
+        per[key] = sum(c for c, _ in known) / (spent / scale) if spent > 0 else None
+    return {
+        "agent": agent,
+        "judge": _judge_totals(judge + _setup_spend(store, rid)),
+        **per,
+    }
+
+
+def run_verdict(
+    run: RunInfo, mean_composite: float | None, means: Mapping[str, float | None] | None = None
+) -> dict[str, Any]:
+    """The suite's recommendation and band applied to the run's mean composite, and its gates
+    to the metrics' means: a failed gate makes the run a reject (``gates_failed`` says which;
+    the key is there when the suite has gates).
+
+    Args:
+        run: the run (its suite's thresholds and gates are read from the stored config).
+        mean_composite: the mean of the samples' composites; None gives None verdicts.
+        means: metric -> mean over the samples, for the gates.
+    """
+    gates = run.gates
+    failed = failed_gates(means or {}, gates)
+    verdict: dict[str, Any] = {"recommendation": None, "recommendation_weight": None, "band": None}
+    if mean_composite is not None:
+        thresholds = run.thresholds
+        label, weight = recommendation(mean_composite, thresholds)
+        verdict = {
+            "recommendation": label,
+            "recommendation_weight": weight,
+            "band": band(mean_composite, thresholds),
+        }
+    if failed:
+        verdict.update(recommendation="reject", recommendation_weight=-1.0)
+    if gates:
+        verdict["gates_failed"] = failed
+    return verdict
+
+
+def finite(value: Any) -> Any:
+    """``value`` with every non-finite float (NaN, infinity) made None, as JSON has none.
+
+    Args:
+        value: JSON-like data.
+    """
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [finite(v) for v in value]
+    return value
