@@ -104,8 +104,8 @@ def test_redact_error_hides_the_key_sent_and_other_credentials() -> None:
         "or use password=hunter2"
     )
     assert redact_error(text, SECRET) == (
-        "Incorrect API key provided: ***; see https://***@h/x?[credential hidden] "
-        "or use [credential hidden]"
+        "Incorrect API key provided: ***; see https://***@h/x?api_key=*** "
+        "or use password=[credential hidden]"
     )
     assert redact_error("HTTP 503: overloaded", None) == "HTTP 503: overloaded"
 

@@ -1,28 +1,46 @@
 """Keeping secrets out of what agentgauge writes: the store, results and reports.
 
-Four things are hidden: the values of secret-looking keys (``api_key``, ``token``,
-``password``...), credentials inside URLs (``https://user:pass@host``, ``?api_key=...``),
-where trace content is shown, text that looks like a leaked credential, and in error messages
-about a request, the API key that was sent with it.
+What is hidden, and how a value keeps its type and shape:
+
+- a **string** held by a secret-looking key (``api_key``, ``token``, ``password``...), directly
+  or in a list, becomes ``"***"`` (an empty string stays empty); numbers, booleans and ``null``
+  under such a key are kept, and an object under it is screened by its own keys, so that a
+  list stays a list of strings and a JSON Schema property named ``password`` stays a schema;
+- the ``value`` of a header written as ``{"name": "Authorization", "value": ...}``;
+- in every string and every key, text that looks like a credential (the rules of
+  :mod:`agentgauge._secrets`: gitleaks' and agentgauge's) becomes ``[credential hidden]``,
+  URLs lose their ``user:password@`` and the values of secret-looking query and fragment
+  parameters, and a string that holds a JSON object or list is screened as JSON;
+- in error messages about a request, the API key that was sent with it.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from functools import cache, lru_cache
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from agentgauge._screen import Screen
+from agentgauge._safe import DECODE_ERRORS
+from agentgauge._screen import Needle
+from agentgauge._secrets import Rule, RuleSet, credential_rules
 
 __all__ = [
-    "CREDENTIAL_PATTERNS",
+    "HIDDEN",
+    "HIDDEN_CREDENTIAL",
     "hide_credentials",
     "might_hold_secret",
     "redact_error",
     "redact_secrets",
     "redact_url",
 ]
+
+HIDDEN = "***"
+"""What stands for a string held by a secret-looking key."""
+
+HIDDEN_CREDENTIAL = "[credential hidden]"
+"""What stands for credential-looking text inside a string or a key."""
 
 # "token" but not "max_tokens" / "input_tokens" (counts) nor "tokenizer"; "pass" alone, not
 # "passage" or "bypass_cache"
@@ -36,54 +54,30 @@ _KEY_PARTS = (
     "credential",
     r"private[_-]?key",
     r"access[_-]?key",
+    "cookie",
 )
 _WHOLE_KEYS = ("pass", "pwd?")
 _SECRET_KEY = re.compile(
     "|".join((*_KEY_PARTS, *(f"^{key}$" for key in _WHOLE_KEYS))), re.IGNORECASE
 )
 _ENV_NAME_KEY = re.compile(r"_env$|_env_var$", re.IGNORECASE)
+# URL parameters that carry a credential though their names are not secret-looking
+_SECRET_PARAMS = frozenset({"key", "sig", "signature", "auth"})
+_HEADER_NAME_KEYS = frozenset({"name", "key", "header"})
 _URL = re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s\"'<>]+", re.IGNORECASE)
-_HIDDEN = "***"
-_LETTER_ESCAPE = re.compile(r"\\[bfnrt]")
-
-CREDENTIAL_PATTERNS: tuple[str, ...] = (
-    r"""(?:password|\bpwd?)["']?\s*[:=]\s*(?:"[^"]*"|'[^']*'|\S+)""",
-    r"""api[_-]?key["']?\s*[:=]\s*["']?[^\s"',}]+""",
-    r"""(?:secret|token)["']?\s*[:=]\s*["']?[A-Za-z0-9_\-.]{20,}""",
-    r"\bbearer\s+[A-Za-z0-9_\-.=]{16,}",
-    r"\b(?:sk|rk|pk)-(?:live-|test-|proj-)?[A-Za-z0-9_\-]{16,}",
-    r"\bsk_(?:live|test)_[A-Za-z0-9]{16,}",
-    r"\bgh[pousr]_[A-Za-z0-9]{20,}",
-    r"\bAKIA[0-9A-Z]{16}\b",
-    r"-----BEGIN (?:RSA |EC |OPENSSH )?PRIVATE KEY-----",
+# the password of a URL that documents a format ("http://user:password@host") is no secret
+_PLACEHOLDER = re.compile(
+    r"password|passwd|pass|pwd|secret|\*+|x+|<[^>]*>|\{[^}]*\}|\$\{[^}]*\}|%[A-Z_]+%", re.IGNORECASE
 )
-"""Text that looks like a leaked credential (regexes, case-insensitive)."""
-
-_CREDENTIAL = re.compile("|".join(f"(?:{p})" for p in CREDENTIAL_PATTERNS), re.IGNORECASE)
-
-
-@cache
-def _credential_screen() -> Screen:
-    # built on first use: reading the patterns' needles is work an import should not do
-    return Screen([re.compile(p, re.IGNORECASE) for p in CREDENTIAL_PATTERNS])
-
-
-@cache
-def _secret_in_json() -> Screen:
-    """What redact_secrets hides, as it shows in JSON text: a whole-key pattern is a quoted
-    string."""
-    return Screen(
-        [
-            *(re.compile(part, re.IGNORECASE) for part in _KEY_PARTS),
-            *(re.compile(f'"{key}"', re.IGNORECASE) for key in _WHOLE_KEYS),
-            *_credential_screen().patterns,
-        ]
-    )
+_JSON_ESCAPE = re.compile(r'\\(?:u[0-9a-fA-F]{4}|["\\/bfnrt])')
+_ESCAPED = {'"': '"', "\\": "\\", "/": "/", "b": "\n", "f": "\n", "n": "\n", "r": "\n", "t": "\n"}
+_LONGEST_JSON_IN_STRING = 1 << 20
 
 
 def redact_url(text: str) -> str:
     """``text`` with the credentials of every URL in it hidden: the user and password before
-    ``@``, and the values of secret-looking query parameters.
+    ``@``, and the values of secret-looking query and fragment parameters
+    (``?api-key=``, ``&sig=``, ``#access_token=``).
 
     Args:
         text: any text (a URL, or prose holding some).
@@ -100,20 +94,33 @@ def _clean_url(url: str) -> str:
         return url
     netloc = parts.netloc
     if "@" in netloc:
-        netloc = f"{_HIDDEN}@{netloc.rsplit('@', 1)[1]}"
-    query = parts.query
-    if query:
-        pairs = parse_qsl(query, keep_blank_values=True)
-        if any(_SECRET_KEY.search(k) for k, _ in pairs):
-            query = urlencode(
-                [(k, _HIDDEN if _SECRET_KEY.search(k) else v) for k, v in pairs], safe="*"
-            )
-    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+        user, host = netloc.rsplit("@", 1)
+        if not _PLACEHOLDER.fullmatch(user.partition(":")[2]):
+            netloc = f"{HIDDEN}@{host}"
+    query, fragment = _clean_params(parts.query), _clean_params(parts.fragment)
+    if (netloc, query, fragment) == (parts.netloc, parts.query, parts.fragment):
+        return url
+    return urlunsplit((parts.scheme, netloc, parts.path, query, fragment))
+
+
+def _clean_params(params: str) -> str:
+    """A query (or a fragment written like one) with its secret values hidden."""
+    if "=" not in params:
+        return params
+    pairs = parse_qsl(params, keep_blank_values=True)
+    if not any(_is_secret_param(k) for k, _ in pairs):
+        return params
+    return urlencode([(k, HIDDEN if _is_secret_param(k) else v) for k, v in pairs], safe="*")
+
+
+def _is_secret_param(name: str) -> bool:
+    return _is_secret_key(name) or name.lower() in _SECRET_PARAMS
 
 
 def redact_secrets(value: Any, *, hide_text: bool = False) -> Any:
-    """A copy of ``value`` with the values of secret-looking keys replaced by ``"***"`` and
-    the credentials of URLs in strings hidden (:func:`redact_url`).
+    """A copy of ``value`` with its secrets hidden, every value keeping its type and shape:
+    strings held by secret-looking keys become ``"***"``, keys and (with ``hide_text``)
+    strings lose credential-looking text, URLs lose their credentials.
 
     Keys naming an environment variable (``api_key_env``) are kept: they hold a name, not
     the secret.
@@ -124,52 +131,157 @@ def redact_secrets(value: Any, *, hide_text: bool = False) -> Any:
             (:func:`hide_credentials`): for traces and results, whose strings come from models
             and tools.
     """
-    if isinstance(value, dict):
-        return {
-            k: (_HIDDEN if v and _is_secret_key(str(k)) else redact_secrets(v, hide_text=hide_text))
-            for k, v in value.items()
-        }
-    if isinstance(value, list):
-        return [redact_secrets(v, hide_text=hide_text) for v in value]
+    return _redact(value, hide_text, False)
+
+
+def _redact(value: Any, hide_text: bool, secret: bool) -> Any:
     if isinstance(value, str):
-        return hide_credentials(value) if hide_text else redact_url(value)
+        if secret and value:
+            return HIDDEN
+        return _clean_string(value) if hide_text else redact_url(value)
+    if isinstance(value, list):
+        return [_redact(v, hide_text, secret) for v in value]
+    if isinstance(value, dict):
+        header = _is_secret_header(value)
+        out: dict[Any, Any] = {}
+        for key, item in value.items():
+            name = _clean_key(key, out)
+            hidden = _is_secret_key(str(key)) or (header and key == "value")
+            out[name] = _redact(item, hide_text, hidden)
+        return out
     return value
+
+
+def _is_secret_header(value: dict[Any, Any]) -> bool:
+    """``{"name": "Authorization", "value": ...}``: a header, cookie or parameter written as
+    a name and a value."""
+    if "value" not in value:
+        return False
+    return any(
+        isinstance(value.get(k), str) and _is_secret_key(value[k]) for k in _HEADER_NAME_KEYS
+    )
+
+
+def _clean_key(key: Any, taken: dict[Any, Any]) -> Any:
+    """A key with its credential-looking text hidden, made unique among ``taken``."""
+    if not isinstance(key, str):
+        return key
+    clean = hide_credentials(key)
+    if clean == key:
+        return key
+    name, n = clean, 1
+    while name in taken:
+        n += 1
+        name = f"{clean} ({n})"
+    return name
+
+
+def _clean_string(text: str) -> str:
+    """A string from a trace or a result with its credentials hidden; a string holding a JSON
+    object or list (tool arguments, a tool's answer) is screened as that JSON."""
+    head = text.lstrip()[:1]
+    if head in ("{", "[") and len(text) <= _LONGEST_JSON_IN_STRING and might_hold_secret(text):
+        try:
+            data = json.loads(text)
+        except DECODE_ERRORS:
+            data = None
+        if isinstance(data, dict | list):
+            clean = _redact(data, True, False)
+            if clean != data:
+                return json.dumps(clean, ensure_ascii=False)
+    return hide_credentials(text)
 
 
 @lru_cache(maxsize=4096)
 def _is_secret_key(key: str) -> bool:
     # the same few keys recur in every trace and result
+    if HIDDEN_CREDENTIAL in key:  # a key whose credential was hidden names no secret
+        key = key.replace(HIDDEN_CREDENTIAL, " ")
     return bool(_SECRET_KEY.search(key)) and not _ENV_NAME_KEY.search(key)
+
+
+@cache
+def _json_screen() -> RuleSet:
+    """What :func:`redact_secrets` hides, as it shows in JSON text: credential-looking text,
+    a secret-looking key before its colon, a whole key ``"pass"``/``"pw"``, a header written
+    as a name and a value (one pass finds the needles of all)."""
+    parts = "|".join(_KEY_PARTS)
+    names = "|".join(sorted(_HEADER_NAME_KEYS))
+    rules = [
+        (
+            "secret-key",
+            rf'(?:{parts})[\s\S]{{0,64}}?"\s*:',
+            (
+                "api",
+                "secret",
+                "token",
+                "passw",
+                "auth",
+                "credential",
+                "private",
+                "access",
+                "cookie",
+            ),
+        ),
+        ("whole-secret-key", r'"(?:pass|pwd?)"\s*:', ('"pass"', '"pw"', '"pwd"')),
+        (
+            "header-pair",
+            rf'"(?:{names})"\s*:\s*"[^"\n]{{0,64}}(?:{parts}|"(?:pass|pwd?)")',
+            ('"name"', '"key"', '"header"'),
+        ),
+    ]
+    return RuleSet(
+        [
+            *credential_rules().rules,
+            *(
+                Rule(id, regex, re.IGNORECASE, tuple(Needle(k) for k in keywords))
+                for id, regex, keywords in rules
+            ),
+        ]
+    )
+
+
+def _unescaped(text: str) -> str:
+    """JSON text with its escapes undone (a line break or tab as a line break), so that what
+    a string holds is screened as it is."""
+    if "\\" not in text:
+        return text
+
+    def one(match: re.Match[str]) -> str:
+        escape = match.group(0)[1:]
+        if escape[0] == "u":
+            return chr(int(escape[1:], 16))
+        return _ESCAPED[escape]
+
+    return _JSON_ESCAPE.sub(one, text)
 
 
 def might_hold_secret(text: str) -> bool:
     """Whether JSON text may have anything :func:`redact_secrets` with ``hide_text`` would hide
-    (a secret-looking key, a credential-looking string or a URL); False only when it certainly
-    has none, so that such text is written as it is.
+    (a secret-looking key, a credential-looking string or a URL credential); False only when it
+    certainly has none, so that such text is written as it is.
 
     Args:
         text: JSON text.
     """
-    if not text.isascii() or "\\u" in text or "\\/" in text:
-        return True  # JSON can spell any letter or slash as an escape
-    if "\\" in text:
-        # the letter of an escape (\t, \n, ...) stands where the string has a tab or a line
-        # break: a credential that must start a word can follow it
-        text = _LETTER_ESCAPE.sub(" ", text)
-    return "://" in text or _secret_in_json().search(text)
+    text = _unescaped(text)
+    if "://" in text and any(_clean_url(m.group(0)) != m.group(0) for m in _URL.finditer(text)):
+        return True
+    return _json_screen().may_match(text)
 
 
 def hide_credentials(text: str) -> str:
     """``text`` with anything that looks like a leaked credential replaced, for showing trace
-    content (:data:`CREDENTIAL_PATTERNS`, and URL credentials).
+    content (the rules of :mod:`agentgauge._secrets`, and URL credentials).
 
     Args:
         text: text to show.
     """
-    text = redact_url(text)
-    if not _credential_screen().may_match(text):
-        return text
-    return _CREDENTIAL.sub("[credential hidden]", text)
+    return credential_rules().hide(redact_url(text), HIDDEN_CREDENTIAL)
+
+
+# a short key is hidden only where it stands alone: "x" is not hidden inside "Exceeded"
+_SHORT_SECRET = 12
 
 
 def redact_error(text: str, secret: str | None) -> str:
@@ -182,5 +294,9 @@ def redact_error(text: str, secret: str | None) -> str:
         secret: the API key sent with the request; None when none was sent.
     """
     if secret:
-        text = text.replace(secret, _HIDDEN)
+        if len(secret) >= _SHORT_SECRET:
+            text = text.replace(secret, HIDDEN)
+        else:
+            alone = rf"(?<![A-Za-z0-9_\-.]){re.escape(secret)}(?![A-Za-z0-9_\-])"
+            text = re.sub(alone, HIDDEN, text)
     return hide_credentials(text)

@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 
 from ahocorasick_rs import AhoCorasick
 
-__all__ = ["Needle", "Screen", "fits", "needles"]
+__all__ = ["Needle", "Screen", "finite_strings", "fits", "needles"]
 
 _MAX_NEEDLES = 64
 _MIN_NEEDLE = 2
@@ -50,7 +50,7 @@ def fits(low: str, needle: Needle, at: int) -> bool:
     return not (needle.word_start and at and low[at - 1] in _WORD_CHARS)
 
 
-def _finite_strings(items: Any) -> frozenset[str] | None:
+def finite_strings(items: Any) -> frozenset[str] | None:
     """The lower-cased ASCII strings a parsed regex sequence can match, when there are few of
     them (``None`` otherwise, or for anything but literals, small character sets, groups,
     alternations, ``?`` and zero-width anchors)."""
@@ -62,23 +62,23 @@ def _finite_strings(items: Any) -> frozenset[str] | None:
         elif name == "IN" and all(o.name == "LITERAL" and a < 128 for o, a in av):
             choices = frozenset(chr(a).lower() for _, a in av)
         elif name == "SUBPATTERN":
-            found = _finite_strings(av[-1])
+            found = finite_strings(av[-1])
             if found is None:
                 return None
             choices = found
         elif name == "BRANCH":
-            branches = [_finite_strings(b) for b in av[1]]
+            branches = [finite_strings(b) for b in av[1]]
             if any(b is None for b in branches):
                 return None
             choices = frozenset().union(*(b for b in branches if b is not None))
         elif name == "MAX_REPEAT" or name == "MIN_REPEAT":
             low, high, sub = av
-            found = _finite_strings(sub)
+            found = finite_strings(sub)
             if found is None or low > 1 or high != 1:
                 return None
             choices = found | {""} if low == 0 else found
-        elif name == "AT":  # \b, ^, $: they match no character
-            continue
+        elif name in ("AT", "ASSERT", "ASSERT_NOT"):
+            continue  # \b, ^, $, lookarounds: they match no character
         else:
             return None
         if len(out) * len(choices) > _MAX_NEEDLES:
@@ -119,7 +119,7 @@ def _needles_of_sequence(items: Any) -> tuple[Needle, ...] | None:
         if items[start][0].name == "AT":
             continue  # it matches no character: the run after it gives the same needles
         for end in range(start + 1, len(items) + 1):
-            found = _finite_strings(items[start:end])
+            found = finite_strings(items[start:end])
             if found is None:
                 break
             if min(map(len, found)) >= _MIN_NEEDLE and (

@@ -37,7 +37,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from agentgauge._redact import might_hold_secret, redact_secrets
+from agentgauge._redact import hide_credentials, might_hold_secret, redact_secrets
 from agentgauge._safe import DecodeError, dumps, guarded, loads
 from agentgauge.config import Suite
 from agentgauge.errors import AgentgaugeError
@@ -426,7 +426,8 @@ def _warm_up() -> None:
 def _item_key(seq: int, item: Item) -> str:
     if isinstance(item, RawLine | ReadError):
         return f"{item.source}#{item.line}"
-    return f"{seq}:{item.id}"
+    # the key is stored and shown: an id that holds a credential is written without it
+    return f"{seq}:{hide_credentials(item.id)}"
 
 
 def _batches(

@@ -483,8 +483,8 @@ def _sample_values(s: SampleRow) -> tuple[Any, ...]:
         s.seq,
         _text(s.source),
         s.line,
-        _text(s.trace_id),
-        _text(s.task_id),
+        _shown(s.trace_id),
+        _shown(s.task_id),
         s.composite,
         s.coverage,
         s.recommendation,
@@ -1012,7 +1012,8 @@ class Store:
         Args:
             run_id: the run.
             stream: the stream's name (e.g. ``tuning``).
-            record: JSON-serialisable; secret-looking keys are redacted.
+            record: JSON-serialisable; its secrets are redacted (:func:`redact_secrets` with
+                ``hide_text``).
         """
         self._db.execute("BEGIN IMMEDIATE")
         try:
@@ -1022,7 +1023,12 @@ class Store:
             ).fetchone()[0]
             self._db.execute(
                 "INSERT INTO records VALUES (?, ?, ?, ?)",
-                (run_id, stream, seq, json.dumps(redact_secrets(record), default=str)),
+                (
+                    run_id,
+                    stream,
+                    seq,
+                    json.dumps(redact_secrets(record, hide_text=True), default=str),
+                ),
             )
             self._db.execute("COMMIT")
         except BaseException:

@@ -5,9 +5,9 @@ the same inputs is served from the table ``judge_cache`` and makes no call. The 
 in the same file as the results store (default ``./agentgauge.db``) and is part of the store's
 schema; a cache without a store creates it with ``CREATE TABLE IF NOT EXISTS`` and puts the
 file in WAL mode, so the store and the cache can be written by different connections. It
-holds the structured output and the token usage of the call that produced it, never a
-credential: the key is a hash of what was sent, and the model is named by its model string or
-``name@base_url``.
+holds the structured output (its secrets redacted, as the store redacts a trace) and the token
+usage of the call that produced it, never a credential: the key is a hash of what was sent,
+and the model is named by its model string or ``name@base_url`` (URL credentials hidden).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from agentgauge._redact import redact_secrets, redact_url
 from agentgauge.store import JUDGE_CACHE_SCHEMA
 
 __all__ = ["JudgeCache", "cache_key"]
@@ -91,9 +92,9 @@ class JudgeCache:
             " (key, model, prompt_version, output, usage, created_at) VALUES (?, ?, ?, ?, ?, ?)",
             (
                 key,
-                model,
+                redact_url(model),
                 prompt_version,
-                json.dumps(output, ensure_ascii=False),
+                json.dumps(redact_secrets(output, hide_text=True), ensure_ascii=False),
                 json.dumps(usage),
                 datetime.now(UTC).isoformat(),
             ),

@@ -38,6 +38,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from agentgauge._atomic import atomic_path
+from agentgauge._redact import might_hold_secret, redact_secrets
 from agentgauge._safe import DECODE_ERRORS, describe, storable_text
 from agentgauge.http import (
     ChatEndpoint,
@@ -132,9 +133,14 @@ class Prediction(BaseModel):
     error: str | None = None
 
     def to_line(self) -> str:
-        """The JSONL line, without the keys that are unset."""
+        """The JSONL line, without the keys that are unset, its secrets redacted (a model that
+        echoes a credential it was shown)."""
+        data = self.model_dump(exclude_none=True)
+        text = json.dumps(data, ensure_ascii=False)
+        if might_hold_secret(text):
+            text = json.dumps(redact_secrets(data, hide_text=True), ensure_ascii=False)
         # a lone surrogate in a model's answer is written as its JSON escape, not refused
-        return storable_text(json.dumps(self.model_dump(exclude_none=True), ensure_ascii=False))
+        return storable_text(text)
 
 
 class RunSettings(RetryPolicy):

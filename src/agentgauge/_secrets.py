@@ -1,0 +1,469 @@
+"""Finding credentials in text: the rules of gitleaks' default configuration, and a few of
+agentgauge's own for formats those rules leave to their entropy checks.
+
+The gitleaks rules (``data/gitleaks_rules.json``: gitleaks' own ``gitleaks.toml`` as published,
+its rules tied to file paths left out) are read the way gitleaks reads them: a match's secret is
+its ``secretGroup`` (else its first non-empty group, else the whole match); a secret whose
+Shannon entropy is not above the rule's ``entropy`` is no finding, nor one that the global or
+the rule's allowlists allow (regexes on the secret, the match or the line; stop words).
+
+Every rule is searched only near its *needles*: lower-case strings one of which each match
+holds (told from the regex by :func:`agentgauge._screen.needles`, else the rule's gitleaks
+``keywords``). One Aho-Corasick pass over the lower-cased text finds the needles of every rule,
+and a rule is searched in a window around each needle it owns, as wide as its longest match:
+a clean text costs one pass and a few short searches, whatever its length.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import math
+import re
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from functools import cache, cached_property
+from importlib import resources
+from typing import Any, NamedTuple
+
+from ahocorasick_rs import AhoCorasick
+
+from agentgauge._screen import Needle, finite_strings, fits, needles
+
+__all__ = ["Rule", "RuleSet", "agentgauge_rules", "credential_rules", "gitleaks_rules"]
+
+# a match of a rule without a longest match starts at most this far before its needle
+_UNBOUNDED_BEFORE = 512
+_BOUNDED = 1 << 16
+# Python's case-insensitive matching pairs these with ASCII letters; str.lower() does not
+_CASE_PAIRS = str.maketrans({"ſ": "s", "ı": "i", "K": "k"})
+# the start of gitleaks' rules made from its keyword template, and how far it reaches back
+_TEMPLATE_START = r"[\w.-]{0,50}?"
+_TEMPLATE_RUN = 50
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_POSIX_CLASSES = {
+    "[:alnum:]": "a-zA-Z0-9",
+    "[:alpha:]": "a-zA-Z",
+    "[:digit:]": "0-9",
+    "[:lower:]": "a-z",
+    "[:upper:]": "A-Z",
+    "[:xdigit:]": "0-9A-Fa-f",
+    "[:space:]": r"\s",
+    "[:word:]": r"\w",
+}
+
+
+def python_regex(go: str) -> tuple[str, int]:
+    """A gitleaks regex (Go's RE2 syntax) as a Python regex: an ``(?i)`` anywhere makes the
+    whole pattern case-insensitive (a little wider than RE2's scoped flag: text is hidden
+    rather than kept), ``\\z`` is ``\\Z`` and POSIX classes are spelled out.
+
+    Args:
+        go: the regex as gitleaks writes it.
+    """
+    flags = 0
+    if "(?i)" in go:
+        flags = re.IGNORECASE
+        go = go.replace("(?i)", "")
+    go = go.replace(r"\z", r"\Z")
+    for name, chars in _POSIX_CLASSES.items():
+        go = go.replace(name, chars)
+    return go, flags
+
+
+def _entropy(text: str) -> float:
+    """Shannon entropy in bits per character (gitleaks' ``shannonEntropy``)."""
+    if not text:
+        return 0.0
+    size = len(text)
+    return -sum(n / size * math.log2(n / size) for n in Counter(text).values())
+
+
+@dataclass(frozen=True, slots=True)
+class _Allow:
+    """A gitleaks allowlist: a finding it matches is no finding."""
+
+    target: str  # "secret", "match" or "line"
+    regexes: tuple[re.Pattern[str], ...]
+    stopwords: AhoCorasick | None
+
+    def allows(self, secret: str, match: str, line: str) -> bool:
+        text = {"match": match, "line": line}.get(self.target, secret)
+        if any(r.search(text) for r in self.regexes):
+            return True
+        return self.stopwords is not None and bool(
+            self.stopwords.find_matches_as_indexes(secret.lower())
+        )
+
+
+def _allow(spec: dict[str, Any]) -> _Allow:
+    words = [w.lower() for w in spec.get("stopwords", ())]
+    return _Allow(
+        target=spec.get("regexTarget", "secret"),
+        regexes=tuple(re.compile(*python_regex(r)) for r in spec.get("regexes", ())),
+        stopwords=AhoCorasick(words) if words else None,
+    )
+
+
+class Rule:
+    r"""One kind of credential; its regex and allowlists are compiled on first use.
+
+    Args:
+        id: its name (gitleaks' rule id, or agentgauge's).
+        regex: the regex, in Python's syntax.
+        flags: its flags.
+        needles: one of them is near every match (lower-case).
+        entropy: a secret's Shannon entropy must be above it (0: no check).
+        group: the group that is the secret (0: the first non-empty one, else the match).
+        allow: gitleaks allowlists, as its configuration writes them.
+        prefix: how many word characters, dots and dashes before a match its allowlists see
+            (gitleaks' rules that start with ``[\w.-]{0,50}?``: that lazy start, searched from
+            every position, costs more than the rest of the rule, so it is told afterwards).
+    """
+
+    def __init__(
+        self,
+        id: str,
+        regex: str,
+        flags: int,
+        needles: tuple[Needle, ...],
+        entropy: float = 0.0,
+        group: int = 0,
+        allow: Sequence[dict[str, Any]] = (),
+        prefix: int = 0,
+    ) -> None:
+        self.id = id
+        self.regex = regex
+        self.flags = flags
+        self.needles = needles
+        self.entropy = entropy
+        self.group = group
+        self._allow_specs = tuple(allow)
+        self.prefix = prefix
+
+    @cached_property
+    def pattern(self) -> re.Pattern[str]:
+        """The compiled regex."""
+        return re.compile(self.regex, self.flags)
+
+    @cached_property
+    def reach(self) -> tuple[int, int | None]:
+        """How far before a needle a match may start (0: every match starts with a needle),
+        and how far after it a match may end (None: anywhere after)."""
+        parser: Any = importlib.import_module("re._parser")
+        items = list(parser.parse(self.regex, self.flags))
+        high = _width(self.regex, self.flags)
+        tail = high if high < _BOUNDED else None
+        return (
+            0 if _starts_with_needle(items, self.needles) else min(high, _UNBOUNDED_BEFORE)
+        ), tail
+
+    @cached_property
+    def allow(self) -> tuple[_Allow, ...]:
+        """The allowlists, compiled."""
+        return tuple(_allow(spec) for spec in self._allow_specs)
+
+    def secret(self, match: re.Match[str]) -> tuple[int, int] | None:
+        """Where the secret of ``match`` is, or None when gitleaks' checks drop it.
+
+        Args:
+            match: a match of :attr:`pattern`.
+        """
+        groups = match.re.groups
+        span = match.span()
+        if self.group and self.group <= groups:
+            span = match.span(self.group)
+        else:
+            for index in range(1, groups + 1):
+                start, end = match.span(index)
+                if end > start:
+                    span = (start, end)
+                    break
+        text = match.string
+        secret = text[span[0] : span[1]].strip("\n")
+        if not secret or (self.entropy and _entropy(secret) <= self.entropy):
+            return None
+        if self.allow:
+            begin = match.start()
+            if self.prefix:  # the word characters gitleaks' template matches before the keyword
+                begin = _run_start(text, begin, self.prefix)
+            whole = text[begin : match.end()]
+            first = text.rfind("\n", 0, begin) + 1
+            last = text.find("\n", match.end())
+            line = text[first : len(text) if last < 0 else last]
+            if any(a.allows(secret, whole, line) for a in self.allow):
+                return None
+        return span
+
+
+class RuleSet:
+    """Rules searched together: one Aho-Corasick pass finds every rule's needles.
+
+    Args:
+        rules: the rules.
+    """
+
+    def __init__(self, rules: Sequence[Rule]) -> None:
+        self.rules = tuple(rules)
+        self._owners = [(needle, i) for i, rule in enumerate(self.rules) for needle in rule.needles]
+        self._automaton = AhoCorasick([needle.text for needle, _ in self._owners])
+
+    def _hits(self, text: str) -> Iterator[tuple[Rule, int, int]]:
+        """Each rule with a needle of it found in ``text``: where it starts, and where a
+        match holding it must end."""
+        low = _lowered(text)
+        size = len(text)
+        searched: dict[int, int] = {}
+        for index, at, _ in self._automaton.find_matches_as_indexes(low, overlapping=True):
+            needle, owner = self._owners[index]
+            if not fits(low, needle, at):
+                continue
+            rule = self.rules[owner]
+            lead, tail = rule.reach
+            stop = size if tail is None else min(size, at + tail)
+            if lead:  # a search from before the needle: once for what it covers
+                if stop <= searched.get(owner, -1):
+                    continue
+                searched[owner] = stop
+            yield rule, at, stop
+
+    @staticmethod
+    def _matches(rule: Rule, text: str, at: int, stop: int) -> Iterator[re.Match[str]]:
+        """The matches of ``rule`` that may hold its needle found at ``at``."""
+        lead = rule.reach[0]
+        if not lead:
+            match = rule.pattern.match(text, at, stop)
+            if match is not None:
+                yield match
+            return
+        for match in rule.pattern.finditer(text, max(0, at - lead), stop):
+            if match.start() > at:
+                return
+            yield match
+
+    def may_match(self, text: str) -> bool:
+        """Whether a rule's regex matches where one of its needles is (before gitleaks'
+        entropy and allowlist checks): False means :meth:`secrets` finds nothing.
+
+        Args:
+            text: the text.
+        """
+        return any(
+            next(self._matches(rule, text, at, stop), None) is not None
+            for rule, at, stop in self._hits(text)
+        )
+
+    def secrets(self, text: str) -> list[tuple[int, int]]:
+        """Where the secrets in ``text`` are (overlapping spans merged), in order.
+
+        Args:
+            text: the text.
+        """
+        spans = []
+        for rule, at, stop in self._hits(text):
+            for match in self._matches(rule, text, at, stop):
+                span = rule.secret(match)
+                if span is not None:
+                    spans.append(span)
+        merged: list[tuple[int, int]] = []
+        for start, end in sorted(spans):
+            if merged and start <= merged[-1][1]:
+                merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+            else:
+                merged.append((start, end))
+        return merged
+
+    def hide(self, text: str, replacement: str) -> str:
+        """``text`` with each secret replaced.
+
+        Args:
+            text: the text.
+            replacement: what stands for a secret.
+        """
+        spans = self.secrets(text)
+        if not spans:
+            return text
+        parts = []
+        last = 0
+        for start, end in spans:
+            parts += [text[last:start], replacement]
+            last = end
+        parts.append(text[last:])
+        return "".join(parts)
+
+
+def _lowered(text: str) -> str:
+    """``text`` lower-cased, character for character (positions kept)."""
+    if text.isascii():
+        return text.lower()
+    low = text.lower()
+    if len(low) != len(text):  # a letter whose lower case is two characters
+        low = "".join(c if len(c.lower()) != 1 else c.lower() for c in text)
+    low = low.translate(_CASE_PAIRS)
+    try:
+        low.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate, which the automaton cannot take
+        low = _SURROGATE.sub("\ufffd", low)
+    return low
+
+
+@cache
+def _width(regex: str, flags: int) -> int:
+    parser: Any = importlib.import_module("re._parser")
+    return int(parser.parse(regex, flags).getwidth()[1])
+
+
+def _starts_with_needle(items: list[Any], found: Sequence[Needle]) -> bool:
+    """Whether every match of the parsed regex ``items`` starts with one of the needles: the
+    strings its first literal parts can be each begin with one."""
+    while items and items[0][0].name == "AT":
+        items = items[1:]
+    texts = None
+    for end in range(1, len(items) + 1):
+        more = finite_strings(items[:end])
+        if more is None:
+            break
+        texts = more
+    if not texts:
+        return False
+    return all(any(t.startswith(n.text) for n in found) for t in texts)
+
+
+def _run_start(text: str, start: int, most: int) -> int:
+    """Where the run of word characters, dots and dashes that ends at ``start`` begins, at
+    most ``most`` characters back."""
+    begin = start
+    while (
+        begin > start - most
+        and begin > 0
+        and (text[begin - 1].isalnum() or text[begin - 1] in "_.-")
+    ):
+        begin -= 1
+    return begin
+
+
+# agentgauge's rules: formats an agent's trace holds that gitleaks' rules miss or keep behind
+# an entropy or exact-length check (a pasted, shortened or example key is still hidden)
+# what comes between a name and its value; the value never starts with what redaction wrote
+_VALUE = r"""["']?\s*[:=]\s*["']?(?!\[credential hidden\]|\*\*\*)"""
+# a value in quotes (spaces and all), else up to a space or a separator
+_ASSIGNED = (
+    r"""["']?\s*[:=]\s*(?!["']?(?:\[credential hidden\]|\*\*\*))"""
+    r"""(?:"([^"\n]+)"|'([^'\n]+)'|([^\s"',;}&]+))"""
+)
+
+
+class _Own(NamedTuple):
+    id: str
+    regex: str
+    flags: int = 0
+    keywords: tuple[str, ...] = ()  # when the regex's own needles are too many to list
+
+
+_OWN: tuple[_Own, ...] = (
+    _Own(
+        "password-assignment",
+        r"""(?:passw(?:or)?d|\bpwd?)""" + _ASSIGNED,
+        re.I,
+    ),
+    _Own("api-key-assignment", r"""api[_-]?key""" + _ASSIGNED, re.I),
+    _Own(
+        "secret-assignment",
+        r"""(?:secret|token|credential)s?""" + _VALUE + r"""([A-Za-z0-9_\-.+/=~]{16,})""",
+        re.I,
+    ),
+    _Own(
+        "aws-secret-access-key",
+        r"""aws_?secret_?(?:access_?)?key""" + _VALUE + r"""([A-Za-z0-9/+=]{16,})""",
+        re.I,
+    ),
+    _Own(
+        "authorization-header",
+        r"""authorization["']?\s*[:=]\s*["']?(?:(?:basic|bearer|token|digest|negotiate)\s+)?"""
+        r"""(?!\[credential hidden\]|\*\*\*)([^\s"',;}]{6,})""",
+        re.I,
+    ),
+    _Own("bearer-token", r"\bbearer\s+([A-Za-z0-9_\-.=/+~]{12,})", re.I),
+    _Own("basic-auth", r"\bBasic\s+((?=[A-Za-z0-9+/]*[0-9+/=])[A-Za-z0-9+/]{12,}={0,2})"),
+    _Own(
+        "cookie",
+        r"""\b(?:set-)?cookie["']?\s*:\s*["']?(?!\[credential hidden\]|\*\*\*)([^\n"']{4,})""",
+        re.I,
+    ),
+    _Own("openai-style-key", r"\b(?:sk|rk|pk)-(?:[a-z]+-)?[A-Za-z0-9_\-]{16,}"),
+    _Own("stripe-style-key", r"\b[sr]k_(?:live|test)_[A-Za-z0-9]{16,}"),
+    _Own("github-token", r"\bgh[pousr]_[A-Za-z0-9]{20,}"),
+    _Own("github-fine-grained-token", r"\bgithub_pat_[A-Za-z0-9_]{20,}"),
+    _Own("gitlab-token", r"\bgl(?:pat|dt|ft|rt|oas|cbt)-[A-Za-z0-9_\-]{20,}"),
+    _Own("huggingface-token", r"\bhf_[A-Za-z0-9]{30,}"),
+    _Own("google-api-key", r"\bAIza[A-Za-z0-9_\-]{30,}"),
+    _Own("slack-token", r"\bxox[abposre]-[A-Za-z0-9\-]{10,}"),
+    _Own(
+        "aws-key-id",
+        r"\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b",
+        keywords=("a3t", "akia", "asia", "abia", "acca"),
+    ),
+    _Own("jwt", r"\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*"),
+    _Own("anthropic-key", r"\bsk-ant-[A-Za-z0-9_\-]{16,}"),
+    _Own(
+        "private-key",
+        r"-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----"
+        r"(?:[\s\S]*?-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----|[\s\S]*)",
+        re.I,
+    ),
+    _Own("azure-sas-signature", r"[?&;]sig=([A-Za-z0-9%+/=]{8,})", re.I),
+)
+
+
+@cache
+def agentgauge_rules() -> tuple[Rule, ...]:
+    """agentgauge's own rules (key assignments, headers, token formats without a length or
+    entropy condition)."""
+    return tuple(
+        Rule(
+            own.id,
+            own.regex,
+            own.flags,
+            tuple(Needle(k) for k in own.keywords)
+            or needles(re.compile(own.regex, own.flags))
+            or (),
+        )
+        for own in _OWN
+    )
+
+
+@cache
+def gitleaks_rules() -> tuple[Rule, ...]:
+    """The rules of gitleaks' default configuration that apply to any text, each with
+    gitleaks' global allowlist before its own."""
+    data = json.loads(
+        resources.files("agentgauge").joinpath("data", "gitleaks_rules.json").read_text("utf-8")
+    )
+    everywhere = data["allowlist"]
+    rules = []
+    for spec in data["rules"]:
+        regex, flags = python_regex(spec["regex"])
+        prefix = 0
+        if regex.startswith(_TEMPLATE_START):
+            regex, prefix = regex[len(_TEMPLATE_START) :], _TEMPLATE_RUN
+        rules.append(
+            Rule(
+                spec["id"],
+                regex,
+                flags,
+                tuple(Needle(k.lower()) for k in spec["keywords"]),
+                float(spec.get("entropy", 0.0)),
+                int(spec.get("secretGroup", 0)),
+                (everywhere, *spec.get("allowlists", ())),
+                prefix,
+            )
+        )
+    return tuple(rules)
+
+
+@cache
+def credential_rules() -> RuleSet:
+    """Every credential rule, gitleaks' and agentgauge's, in one :class:`RuleSet` (built on
+    first use: reading and compiling the rules is work an import should not do)."""
+    return RuleSet([*gitleaks_rules(), *agentgauge_rules()])
