@@ -133,7 +133,7 @@ def test_a_full_disk_is_one_line_keeps_old_outputs_and_the_run_resumes(tmp_path:
     db, out = tmp_path / "s.db", tmp_path / "o.json"
     out.write_text('{"previous": true}\n')
     cmd = [sys.executable, "-m", "agentgauge", "evaluate", str(data), "--db", str(db)]
-    cmd += ["--jobs", "1", "--batch-size", "50", "--no-progress", "--json", str(out)]
+    cmd += ["--jobs", "1", "--batch-size", "50", "--no-progress", "--json", str(out), "--overwrite"]
     full = subprocess.run(
         cmd,
         capture_output=True,
@@ -174,3 +174,87 @@ def test_a_folder_that_cannot_be_written_is_one_line(tmp_path: Path) -> None:
     assert code == 1
     assert output.strip().splitlines()[-1].startswith("error: cannot write")
     assert "Traceback" not in output
+
+
+def _demo_store(tmp_path: Path) -> tuple[Path, str, str]:
+    """A store with two runs of the same traces."""
+    data = _traces(tmp_path / "t.jsonl", 4)
+    db = tmp_path / "s.db"
+    ids = []
+    for _ in range(2):
+        out = tmp_path / f"r{len(ids)}.json"
+        args = ["evaluate", str(data), "--db", str(db), "--jobs", "1", "--no-progress"]
+        assert runner.invoke(app, [*args, "--json", str(out)]).exit_code == 0
+        ids.append(json.loads(out.read_text())["run_id"])
+    return db, ids[0], ids[1]
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["evaluate", "{data}", "--db", "{db}", "--no-progress", "--json", "{out}"],
+        ["evaluate", "{data}", "--db", "{db}", "--no-progress", "--csv", "{out}"],
+        ["evaluate", "{data}", "--db", "{db}", "--no-progress", "--html", "{out}"],
+        ["import", "{data}", "--format", "openai-chat", "--out", "{out}"],
+        ["export-otel", "{a}", "--db", "{db}", "--out", "{out}"],
+        ["show", "{a}", "--db", "{db}", "--json", "{out}"],
+        ["compare", "{a}", "{b}", "--db", "{db}", "--json", "{out}"],
+    ],
+    ids=lambda c: " ".join(c[:2]) + " " + c[-2],
+)
+def test_every_command_refuses_an_existing_output_unless_overwrite(
+    tmp_path: Path, command: list[str]
+) -> None:
+    db, a, b = _demo_store(tmp_path)
+    data = tmp_path / "t.jsonl"
+    if command[0] == "import":
+        data = tmp_path / "chats.jsonl"
+        data.write_text(json.dumps({"messages": [{"role": "user", "content": "hi"}]}) + "\n")
+    out = tmp_path / "existing.out"
+    out.write_text("an earlier result\n")
+    args = [part.format(data=data, db=db, out=out, a=a, b=b) for part in command]
+    refused = runner.invoke(app, args)
+    assert refused.exit_code == 2, refused.output
+    assert f"{command[-2]} {out} exists: --overwrite replaces it" in refused.output
+    assert out.read_text() == "an earlier result\n"
+    replaced = runner.invoke(app, [*args, "--overwrite"])
+    assert replaced.exit_code == 0, replaced.output
+    assert out.read_text() != "an earlier result\n"
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+def test_an_output_that_is_a_folder_is_one_line(tmp_path: Path) -> None:
+    data = _traces(tmp_path / "t.jsonl", 2)
+    for option in ("--json", "--csv", "--html"):
+        code, output = _evaluate(tmp_path, data, option, str(tmp_path))
+        assert code == 2 and f"{option} {tmp_path} is a folder" in output
+    result = runner.invoke(app, ["import", str(data), "--out", str(tmp_path)])
+    assert result.exit_code == 2 and "is a folder" in result.output
+
+
+def test_a_failed_import_leaves_the_existing_out_as_it_was(tmp_path: Path) -> None:
+    garbage = tmp_path / "garbage.json"
+    garbage.write_text('{"neither": "spans nor runs"}\n')
+    out = tmp_path / "traces.jsonl"
+    out.write_text("the traces of an expensive agent run\n")
+    result = runner.invoke(app, ["import", str(garbage), "--out", str(out), "--overwrite"])
+    assert result.exit_code == 1, result.output
+    assert out.read_text() == "the traces of an expensive agent run\n"
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+def test_a_failed_evaluate_restores_its_outputs_and_a_failed_gate_keeps_them(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "r.json"
+    out.write_text("previous\n")
+    garbage = tmp_path / "g.jsonl"
+    garbage.write_text("not json\n")
+    code, _ = _evaluate(tmp_path, garbage, "--json", str(out), "--overwrite")
+    assert code == 1 and out.read_text() == "previous\n"
+    # a verdict is not a failure: the report of a run below --fail-under is written
+    wrong = {"id": "w", "task": {"id": "t", "expected_output": "yes"}, "output": "no"}
+    data = tmp_path / "w.jsonl"
+    data.write_text(json.dumps(wrong) + "\n")
+    code, _ = _evaluate(tmp_path, data, "--json", str(out), "--overwrite", "--fail-under", "1")
+    assert code == 1 and json.loads(out.read_text())["samples"]

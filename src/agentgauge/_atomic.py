@@ -2,20 +2,74 @@
 
 Every file agentgauge writes (results JSON, CSV, HTML, traces, predictions) is written to a
 temporary file in the same folder and renamed over the target once complete: a crash, a full
-disk or Ctrl-C leaves the previous file as it was, never a truncated one. Before a command does
-any work, :func:`clashing_output` finds an output that would overwrite the store, an input or
-another output.
+disk or Ctrl-C leaves the previous file as it was, never a truncated one. While a command runs
+inside :func:`kept_until_success`, a file it replaces is kept aside and put back if the command
+fails, so that a failed command leaves every existing output exactly as it was. Before a
+command does any work, :func:`clashing_output` finds an output that would overwrite the store,
+an input or another output, or a folder.
 """
 
 from __future__ import annotations
 
 import os
 import secrets
+import shutil
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager, suppress
+from contextvars import ContextVar
 from pathlib import Path
 
-__all__ = ["atomic_path", "clashing_output"]
+__all__ = ["Replaced", "atomic_path", "clashing_output", "kept_until_success"]
+
+
+class Replaced:
+    """The files a command replaced, each with the copy of what it held before."""
+
+    def __init__(self) -> None:
+        self._kept: dict[Path, Path] = {}
+
+    def keep(self, target: Path) -> None:
+        """Set aside what ``target`` holds before it is first replaced (a hard link: no copy
+        where the file system has them)."""
+        if target in self._kept or not target.is_file():
+            return
+        copy = target.with_name(f".{secrets.token_hex(4)}.{target.name}.kept")
+        try:
+            os.link(target, copy)
+        except OSError:
+            shutil.copy2(target, copy)
+        self._kept[target] = copy
+
+    def restore(self) -> None:
+        """Put every replaced file back as it was."""
+        for target, copy in self._kept.items():
+            with suppress(OSError):
+                os.replace(copy, target)
+        self._kept.clear()
+
+    def forget(self) -> None:
+        """Drop the copies: the replacements stay."""
+        for copy in self._kept.values():
+            with suppress(OSError):
+                copy.unlink()
+        self._kept.clear()
+
+
+_replaced: ContextVar[Replaced | None] = ContextVar("replaced", default=None)
+
+
+@contextmanager
+def kept_until_success() -> Iterator[Replaced]:
+    """Keep aside every file that :func:`atomic_path` replaces in the block; the caller decides
+    at the end: :meth:`Replaced.restore` when the command failed. Copies not restored are
+    dropped when the block ends."""
+    replaced = Replaced()
+    token = _replaced.set(replaced)
+    try:
+        yield replaced
+    finally:
+        _replaced.reset(token)
+        replaced.forget()
 
 
 @contextmanager
@@ -38,6 +92,9 @@ def atomic_path(path: str | Path, *, keep_partial: bool = False) -> Iterator[Pat
             yield temporary
             _fsync(temporary)
             _copy_mode(target, temporary)
+            replaced = _replaced.get()
+            if replaced is not None:
+                replaced.keep(target)
             os.replace(temporary, target)
         except OSError as exc:
             if exc.filename not in (None, str(temporary)):
@@ -74,16 +131,24 @@ def _copy_mode(target: Path, temporary: Path) -> None:
 
 
 def clashing_output(
-    outputs: Mapping[str, Path | None], inputs: Iterable[Path] = (), store: Path | None = None
+    outputs: Mapping[str, Path | None],
+    inputs: Iterable[Path] = (),
+    store: Path | None = None,
+    *,
+    overwrite: bool = True,
 ) -> str | None:
-    """Why one of ``outputs`` cannot be written (it is the store, an input or another output),
-    or None when none clashes.
+    """Why one of ``outputs`` cannot be written (it is a folder, the store, an input or another
+    output, or a file that exists when ``overwrite`` is False), or None when none clashes.
 
     Args:
         outputs: each output option (e.g. ``--json``) and its path, None when not given.
         inputs: the files the command reads.
         store: the results store (its ``-wal`` and ``-shm`` files count as the store).
+        overwrite: whether an existing file may be replaced.
     """
+    for option, out in outputs.items():
+        if out is not None and out.is_dir():
+            return f"{option} {out} is a folder: name a file to write"
     taken: dict[tuple[int, int] | str, str] = {}
     if store is not None:
         for suffix in ("", "-wal", "-shm", "-journal"):
@@ -97,6 +162,10 @@ def clashing_output(
         if key in taken:
             return f"{option} {out} is {taken[key]}: it would be overwritten; choose another file"
         taken[key] = f"the file of {option}"
+    if not overwrite:
+        for option, out in outputs.items():
+            if out is not None and out.exists():
+                return f"{option} {out} exists: --overwrite replaces it"
     return None
 
 

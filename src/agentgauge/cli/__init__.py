@@ -20,8 +20,9 @@ import typer
 from rich.markup import escape
 from typer.core import TyperGroup
 
+from agentgauge._atomic import kept_until_success
 from agentgauge.cli import catalog, evaluate, imports, otel, run, runs, tuning, view
-from agentgauge.cli._common import err_console, usage_error
+from agentgauge.cli._common import VerdictExit, err_console, usage_error
 from agentgauge.cli.judge import judge_app
 from agentgauge.cli.review import review_app
 from agentgauge.cli.toolcall import toolcall_app
@@ -36,6 +37,19 @@ class _Root(TyperGroup):
     deprecated name a one-line warning."""
 
     def invoke(self, ctx: Any) -> Any:
+        with kept_until_success() as replaced:
+            try:
+                return self._invoke(ctx)
+            except typer.Exit as exc:
+                if exc.exit_code and not isinstance(exc, VerdictExit):
+                    replaced.restore()
+                raise
+            except BaseException:
+                # a failed command leaves every output that existed as it was
+                replaced.restore()
+                raise
+
+    def _invoke(self, ctx: Any) -> Any:
         with warnings.catch_warnings():
             show = warnings.showwarning
 

@@ -23,6 +23,11 @@ console = Console()
 err_console = Console(stderr=True)
 
 
+class VerdictExit(typer.Exit):
+    """A non-zero exit that is a verdict, not a failure (``--fail-under``, ``--fail-if-worse``):
+    the command did its work, and the files it wrote stay."""
+
+
 def output_file(value: Path | None) -> Path | None:
     """An output option's check, run before the command does any work: the file's folder
     must exist (a typo there used to cost a finished run's report)."""
@@ -99,6 +104,9 @@ JudgeKeyEnvOption = Annotated[
 ]
 
 
+OverwriteOption = Annotated[
+    bool, typer.Option("--overwrite", help="Replace output files that exist.")
+]
 NameOption = Annotated[
     str | None, typer.Option("--name", help="A name for the run (runs and view show it).")
 ]
@@ -149,17 +157,22 @@ def check_choice(option: str, value: str, choices: Iterable[str]) -> None:
 
 
 def refuse_clashes(
-    outputs: Mapping[str, Path | None], *, inputs: Iterable[Path] = (), store: Path | None = None
+    outputs: Mapping[str, Path | None],
+    *,
+    inputs: Iterable[Path] = (),
+    store: Path | None = None,
+    overwrite: bool,
 ) -> None:
-    """A usage error, before any work, when an output would overwrite the store, an input or
-    another output.
+    """A usage error, before any work, when an output is a folder, would overwrite the store,
+    an input or another output, or exists and ``--overwrite`` was not given.
 
     Args:
         outputs: each output option (``--json``...) and its path (None when not given).
         inputs: the files the command reads.
         store: the ``--db`` store, when the command opens one.
+        overwrite: whether existing files may be replaced (``--overwrite``).
     """
-    problem = clashing_output(outputs, inputs, store)
+    problem = clashing_output(outputs, inputs, store, overwrite=overwrite)
     if problem is not None:
         raise usage_error(problem)
 
@@ -236,9 +249,9 @@ def write_outputs(
                     f"[red]no composite (no sample could be scored): --fail-under {fail_under} "
                     "cannot pass[/]"
                 )
-                raise typer.Exit(1)
+                raise VerdictExit(1)
             if not reaches(mean, fail_under):
                 err_console.print(
                     f"[red]composite {mean:.3f} is below --fail-under {fail_under}[/]"
                 )
-                raise typer.Exit(1)
+                raise VerdictExit(1)

@@ -16,6 +16,7 @@ from agentgauge.cli._common import (
     JudgeOption,
     JudgeUrlOption,
     NameOption,
+    OverwriteOption,
     TagOption,
     check_choice,
     err_console,
@@ -121,6 +122,7 @@ def evaluate(
     judge_api_key_env: JudgeKeyEnvOption = None,
     name: NameOption = None,
     tags: TagOption = None,
+    overwrite: OverwriteOption = False,
 ) -> None:
     """Score trace files with a suite, store the run and report it.
 
@@ -136,7 +138,7 @@ def evaluate(
     paths = paths or []
     _check_options(paths, resume, executor, trace_format)
     outputs = {"--json": json_out, "--csv": csv_out, "--html": html_out}
-    refuse_clashes(outputs, inputs=paths, store=db)
+    refuse_clashes(outputs, inputs=paths, store=db, overwrite=overwrite)
     with Store(db) as store:
         if resume:
             run = resume_file_run(store, resume, paths, force=force)

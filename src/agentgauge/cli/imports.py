@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from agentgauge.cli._common import (
+    OverwriteOption,
     check_choice,
     console,
     err_console,
@@ -77,6 +78,7 @@ def import_traces(
     logs: Annotated[
         list[Path] | None, typer.Option(help="otel: OTLP logs exports in other files.")
     ] = None,
+    overwrite: OverwriteOption = False,
 ) -> None:
     """Convert other tools' traces to native JSONL.
 
@@ -93,7 +95,7 @@ def import_traces(
         raise usage_error(not_a_file(missing[0]))
     from agentgauge.io.otel.report import ImportReport
 
-    refuse_clashes({"--out": out}, inputs=[*paths, *(logs or [])])
+    refuse_clashes({"--out": out}, inputs=[*paths, *(logs or [])], overwrite=overwrite)
     report = ImportReport(trace_format)
     read = report.watch(_importer(trace_format, group_by, task_id_attribute, logs or []))
     with console.status("importing"):

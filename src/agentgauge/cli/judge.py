@@ -13,9 +13,11 @@ from agentgauge.cli._common import (
     JudgeKeyEnvOption,
     JudgeOption,
     JudgeUrlOption,
+    OverwriteOption,
     console,
     not_a_file,
     output_file,
+    refuse_clashes,
     usage_error,
 )
 
@@ -151,6 +153,7 @@ def calibrate_command(
         Path | None,
         typer.Option("--json", callback=output_file, help="Write the agreement figures here."),
     ] = None,
+    overwrite: OverwriteOption = False,
 ) -> None:
     """How well a suite's judges agree with human labels.
 
@@ -161,6 +164,7 @@ def calibrate_command(
     from agentgauge.workflows.calibration import calibrate, judge_suite
 
     _require_files(traces, labels)
+    refuse_clashes({"--json": json_out}, inputs=[traces, labels], store=db, overwrite=overwrite)
     chosen = judge_suite(
         suite, model=judge, base_url=judge_url, api_key_env=judge_api_key_env, cache_path=str(db)
     )

@@ -13,6 +13,7 @@ import typer
 from agentgauge.cli._common import (
     DbOption,
     NameOption,
+    OverwriteOption,
     SuiteOption,
     TagOption,
     console,
@@ -77,6 +78,7 @@ def export_otel(
     run_id: Annotated[str, typer.Argument(help="The run whose scores to write.")],
     out: Annotated[Path, typer.Option(callback=output_file, help="OTLP/JSON logs file to write.")],
     db: DbOption = Path("agentgauge.db"),
+    overwrite: OverwriteOption = False,
 ) -> None:
     """Write a run's scores as gen_ai.evaluation.result events (OTLP/JSON logs), each
     parented to the span of the run it evaluates, to load into your own backend."""
@@ -86,7 +88,7 @@ def export_otel(
     from agentgauge.store import Store
 
     require_store(db)
-    refuse_clashes({"--out": out}, store=db)
+    refuse_clashes({"--out": out}, store=db, overwrite=overwrite)
     with Store(db) as store:
         n = write_evaluation_events(store, run_id, out, time.time_ns())
     console.print(f"wrote {n} evaluation events to {out}", highlight=False)

@@ -18,6 +18,7 @@ from agentgauge.cli._common import (
     JudgeOption,
     JudgeUrlOption,
     NameOption,
+    OverwriteOption,
     SuiteOption,
     TagOption,
     console,
@@ -174,6 +175,7 @@ def evaluate_reviews(
             ),
         ),
     ] = "default",
+    overwrite: OverwriteOption = False,
 ) -> None:
     """Score generated reviews against PeerRead's human reviews.
 
@@ -188,7 +190,9 @@ def evaluate_reviews(
         raise usage_error(f"--reviews: no such file: {reviews}")
     if thresholds not in THRESHOLD_RULES:
         raise usage_error(f"--thresholds: expected one of {', '.join(THRESHOLD_RULES)}")
-    refuse_clashes({"--json": json_out, "--html": html_out}, inputs=[reviews], store=db)
+    refuse_clashes(
+        {"--json": json_out, "--html": html_out}, inputs=[reviews], store=db, overwrite=overwrite
+    )
     chosen = review_suite(
         suite,
         judge=judge,
@@ -231,6 +235,7 @@ def baseline(
     progress: ProgressOption = True,
     name: NameOption = None,
     tags: TagOption = None,
+    overwrite: OverwriteOption = False,
 ) -> None:
     """Score the human baseline: each human review against the others.
 
@@ -239,7 +244,7 @@ def baseline(
     """
     from agentgauge.workflows.review_runs import human_baseline, review_suite
 
-    refuse_clashes({"--json": json_out, "--html": html_out}, store=db)
+    refuse_clashes({"--json": json_out, "--html": html_out}, store=db, overwrite=overwrite)
     chosen = review_suite(
         suite,
         judge=judge,

@@ -10,6 +10,7 @@ import typer
 from agentgauge.cli._common import (
     DbOption,
     NameOption,
+    OverwriteOption,
     SuiteOption,
     TagOption,
     console,
@@ -52,6 +53,7 @@ def run_command(
     progress: ProgressOption = True,
     name: NameOption = None,
     tags: TagOption = None,
+    overwrite: OverwriteOption = False,
 ) -> None:
     """Run an agent over tasks, write its traces, then score them.
 
@@ -61,7 +63,9 @@ def run_command(
     from agentgauge.store import Store
     from agentgauge.tuning.agent_run import RunOptions, load_setup, run_agent, score_agent_run
 
-    refuse_clashes({"--out": out, "--json": json_out}, inputs=[Path(tasks)], store=db)
+    refuse_clashes(
+        {"--out": out, "--json": json_out}, inputs=[Path(tasks)], store=db, overwrite=overwrite
+    )
     options = RunOptions(
         agent=agent,
         tasks=tasks,

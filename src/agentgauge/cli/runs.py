@@ -13,6 +13,8 @@ from agentgauge.cli._common import (
     DbOption,
     HtmlOption,
     JsonOption,
+    OverwriteOption,
+    VerdictExit,
     console,
     err_console,
     output_file,
@@ -64,6 +66,7 @@ def show(
     json_out: JsonOption = None,
     csv_out: CsvOption = None,
     html_out: HtmlOption = None,
+    overwrite: OverwriteOption = False,
 ) -> None:
     """Print a stored run's summary again (and export it).
 
@@ -72,7 +75,9 @@ def show(
     from agentgauge.store import Store
 
     require_store(db)
-    refuse_clashes({"--json": json_out, "--csv": csv_out, "--html": html_out}, store=db)
+    refuse_clashes(
+        {"--json": json_out, "--csv": csv_out, "--html": html_out}, store=db, overwrite=overwrite
+    )
     with Store(db) as store:
         rid = store.get_run(run_id).id
         streams = store.streams(rid)
@@ -139,6 +144,7 @@ def compare(
     fail_if_worse: Annotated[
         bool, typer.Option(help="Exit 1 if B's composite is significantly worse.")
     ] = False,
+    overwrite: OverwriteOption = False,
 ) -> None:
     """Compare two runs: is run B really better than run A?
 
@@ -153,6 +159,7 @@ def compare(
     if by not in ("task", "id"):
         raise usage_error(f"--by must be 'task' or 'id', not {by!r}")
     require_store(db)
+    refuse_clashes({"--json": json_out}, store=db, overwrite=overwrite)
     with Store(db) as store:
         result = compare_runs(store, run_a, run_b, by="task" if by == "task" else "id", alpha=alpha)
     if not result["metrics"]:
@@ -170,7 +177,7 @@ def compare(
     if json_out:
         write_json(result, json_out)
     if fail_if_worse and result["metrics"].get("composite", {}).get("verdict") == "B worse":
-        raise typer.Exit(1)
+        raise VerdictExit(1)
 
 
 def passk(

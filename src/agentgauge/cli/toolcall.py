@@ -13,6 +13,7 @@ from agentgauge.cli._common import (
     HtmlOption,
     JsonOption,
     NameOption,
+    OverwriteOption,
     TagOption,
     check_choice,
     console,
@@ -90,6 +91,7 @@ def score(
     progress: ProgressOpt = True,
     name: NameOption = None,
     tags: TagOption = None,
+    overwrite: OverwriteOption = False,
 ) -> None:
     """Score recorded predictions against a dataset.
 
@@ -100,7 +102,9 @@ def score(
     suite = scoring_suite(fmt, mode, weights, parser)
     samples = _turns(turns)
     inputs = [dataset, predictions, *([answers] if answers else [])]
-    refuse_clashes({"--json": json_out, "--html": html_out}, inputs=inputs, store=db)
+    refuse_clashes(
+        {"--json": json_out, "--html": html_out}, inputs=inputs, store=db, overwrite=overwrite
+    )
     if not predictions.is_file():
         raise usage_error(f"no such file: {predictions}")
     data = load_dataset(dataset, fmt, answers, samples)
@@ -183,7 +187,8 @@ def run(
         )
     config = _endpoint_config(endpoint, model, api_key_env, temperature, seed, max_tokens)
     outputs = {"--out": out, "--json": json_out, "--html": html_out}
-    refuse_clashes(outputs, inputs=[dataset, *([answers] if answers else [])], store=db)
+    inputs = [dataset, *([answers] if answers else [])]
+    refuse_clashes(outputs, inputs=inputs, store=db, overwrite=overwrite or resume)
     data = load_dataset(dataset, fmt, answers, _turns(turns))
     data = replace(data, tasks=data.tasks[:limit]) if limit is not None else data
     settings = RunSettings(concurrency=concurrency, timeout_s=timeout, max_retries=max_retries)

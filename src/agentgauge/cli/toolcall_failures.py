@@ -8,7 +8,14 @@ from typing import Annotated
 
 import typer
 
-from agentgauge.cli._common import DbOption, console, output_file, require_store
+from agentgauge.cli._common import (
+    DbOption,
+    OverwriteOption,
+    console,
+    output_file,
+    refuse_clashes,
+    require_store,
+)
 
 _CELL = 160
 
@@ -32,6 +39,7 @@ def failures(
             "--json", callback=output_file, help="Write every failing sample (untruncated)."
         ),
     ] = None,
+    overwrite: OverwriteOption = False,
 ) -> None:
     """Show the failing samples of a tool-calling run.
 
@@ -45,6 +53,7 @@ def failures(
     from agentgauge.workflows.toolcall_failures import failures_report
 
     require_store(db)
+    refuse_clashes({"--json": json_out}, store=db, overwrite=overwrite)
     with Store(db) as store:
         report = failures_report(store, run_id)
     table = Table(show_lines=True)

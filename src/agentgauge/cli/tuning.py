@@ -15,6 +15,7 @@ from agentgauge._atomic import atomic_path
 from agentgauge.cli._common import (
     DbOption,
     NameOption,
+    OverwriteOption,
     SuiteOption,
     TagOption,
     console,
@@ -166,6 +167,7 @@ def tune_command(
     progress: ProgressOption = True,
     name: NameOption = None,
     tags: TagOption = None,
+    overwrite: OverwriteOption = False,
 ) -> None:
     """Tune an agent's parameters (rl, bayes, random, ...) for its score.
 
@@ -174,7 +176,12 @@ def tune_command(
     """
     from agentgauge.tuning.session import TuneOptions, TuningSession
 
-    refuse_clashes({"--plot": plot, "--json": json_out}, inputs=_inputs(tasks), store=db)
+    refuse_clashes(
+        {"--plot": plot, "--json": json_out},
+        inputs=_inputs(tasks),
+        store=db,
+        overwrite=overwrite,
+    )
     options = TuneOptions(
         agent=agent,
         tasks=tasks,
@@ -250,6 +257,7 @@ def impact_command(
     progress: ProgressOption = True,
     name: NameOption = None,
     tags: TagOption = None,
+    overwrite: OverwriteOption = False,
 ) -> None:
     """Measure each parameter's effect on each metric.
 
@@ -258,7 +266,12 @@ def impact_command(
     """
     from agentgauge.tuning.impact_session import ImpactOptions, ImpactSession
 
-    refuse_clashes({"--plot": plot, "--json": json_out}, inputs=_inputs(tasks), store=db)
+    refuse_clashes(
+        {"--plot": plot, "--json": json_out},
+        inputs=_inputs(tasks),
+        store=db,
+        overwrite=overwrite,
+    )
     names = [n.strip() for n in sweep_params.split(",") if n.strip()] if sweep_params else None
     options = ImpactOptions(
         agent=agent,
