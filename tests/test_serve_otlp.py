@@ -27,6 +27,7 @@ from agentgauge.store import Store
 from instrumented_app import ANSWER, run_planner
 
 FIXTURES = Path(__file__).parent / "fixtures" / "otel"
+JSON = {"Content-Type": "application/json"}
 
 
 def _receiver(db: Path, **settings: object) -> LiveRun:
@@ -99,7 +100,7 @@ def test_a_trace_whose_root_never_comes_is_closed_when_idle(tmp_path: Path) -> N
     live = _receiver(db, idle_timeout_s=0.2)
     lines = (FIXTURES / "openai_agents.jsonl").read_text().splitlines()
     for line in lines[:-1]:  # the last line holds the root span
-        assert _post(f"{live.url}/v1/traces", line.encode(), {})[0] == 200
+        assert _post(f"{live.url}/v1/traces", line.encode(), JSON)[0] == 200
     # the receiver closes the trace on its own while it runs: wait for the sample (bounded)
     samples: list[object] = []
     for _ in range(100):

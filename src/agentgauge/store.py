@@ -1015,21 +1015,16 @@ class Store:
             record: JSON-serialisable; its secrets are redacted (:func:`redact_secrets` with
                 ``hide_text``).
         """
+        text = json.dumps(record, default=str)
+        if might_hold_secret(text):
+            text = json.dumps(redact_secrets(record, hide_text=True), default=str)
         self._db.execute("BEGIN IMMEDIATE")
         try:
             seq = self._db.execute(
                 "SELECT COALESCE(MAX(seq) + 1, 0) FROM records WHERE run_id = ? AND stream = ?",
                 (run_id, stream),
             ).fetchone()[0]
-            self._db.execute(
-                "INSERT INTO records VALUES (?, ?, ?, ?)",
-                (
-                    run_id,
-                    stream,
-                    seq,
-                    json.dumps(redact_secrets(record, hide_text=True), default=str),
-                ),
-            )
+            self._db.execute("INSERT INTO records VALUES (?, ?, ?, ?)", (run_id, stream, seq, text))
             self._db.execute("COMMIT")
         except BaseException:
             self._db.execute("ROLLBACK")

@@ -4,11 +4,14 @@
 from __future__ import annotations
 
 import contextlib
+import signal
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from agentgauge.cli._common import (
     DbOption,
@@ -17,6 +20,7 @@ from agentgauge.cli._common import (
     SuiteOption,
     TagOption,
     console,
+    err_console,
     label_run,
     output_file,
     refuse_clashes,
@@ -40,16 +44,29 @@ def serve(
     group_by: Annotated[
         str, typer.Option(help="One run per 'trace' id or per 'conversation'.")
     ] = "trace",
+    token: Annotated[
+        str | None,
+        typer.Option(
+            envvar="AGENTGAUGE_RECEIVER_TOKEN",
+            help="Take only requests with 'Authorization: Bearer TOKEN' (required with a --host "
+            "other machines reach).",
+        ),
+    ] = None,
+    resume: Annotated[
+        str | None, typer.Option(help="Continue this live run (after a crash or a kill).")
+    ] = None,
     name: NameOption = None,
     tags: TagOption = None,
 ) -> None:
     """Receive the spans of a running app and score each agent run as it ends.
 
     Point the app at it with OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318. The runs go to
-    the store as one live run; Ctrl-C stops the receiver and prints the run's summary.
+    the store as one live run; each request is stored before it is answered. Ctrl-C or SIGTERM
+    stops the receiver, scores the traces still open and prints the run's summary; --resume
+    continues a run whose receiver was killed.
     """
     from agentgauge.config import load_suite
-    from agentgauge.serve.otlp import LiveRun, ReceiverSettings
+    from agentgauge.serve.otlp import LiveRun, ReceiverSettings, is_loopback
     from agentgauge.store import Store
 
     if not otlp:
@@ -63,15 +80,47 @@ def serve(
         port=port,
         idle_timeout_s=idle_timeout,
         group_by="trace" if group_by == "trace" else "conversation",
+        token=token or None,
+        resume=resume,
     )
-    live = LiveRun(load_suite(suite), db, settings).start()
-    console.print(f"receiving OTLP on {live.url}/v1/traces; Ctrl-C to stop", highlight=False)
-    with contextlib.suppress(KeyboardInterrupt):
+
+    def say(message: str) -> None:
+        err_console.print(
+            f"[red]error:[/] {escape(message)}; answering 503 until stopped", highlight=False
+        )
+
+    live = LiveRun(load_suite(suite), db, settings, on_error=say).start()
+    if not is_loopback(host):
+        err_console.print(
+            f"[yellow]warning:[/] listening on {escape(host)}: other machines can reach the "
+            "receiver; it takes only requests that carry the token",
+            highlight=False,
+        )
+    console.print(
+        f"receiving OTLP on {live.url}/v1/traces into run {live.run_id}; Ctrl-C to stop",
+        highlight=False,
+    )
+    with contextlib.suppress(KeyboardInterrupt), _stopped_by_sigterm():
         threading.Event().wait()
     run_id = live.stop()
     with Store(db) as store:
         label_run(store, run_id, name, tags)
     write_outputs(db, run_id, json_out=None, csv_out=None, html_out=None, fail_under=None)
+
+
+@contextlib.contextmanager
+def _stopped_by_sigterm() -> Iterator[None]:
+    """SIGTERM (a service manager, a container stopping) stops the receiver as Ctrl-C does:
+    the traces still open are scored before it exits."""
+
+    def interrupt(_signum: int, _frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def export_otel(

@@ -21,6 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
@@ -50,8 +52,11 @@ __all__ = [
 
 HOST = "127.0.0.1"
 """The viewer listens on this machine only."""
+LOCAL_NAMES = ("127.0.0.1", "localhost", "[::1]", "::1")
+"""The names this machine answers to: the only ``Host`` the viewer serves."""
 
 _MAX_PAGE = 500
+_MAX_RANGES = 64
 _CACHED = 64
 _HEADERS = {
     "Content-Security-Policy": SERVER_CSP,
@@ -125,15 +130,25 @@ def sample_query(params: Any) -> SampleQuery:
         params: the request's query parameters (a multi-dict).
 
     Raises:
-        ViewerError: a malformed range.
+        ViewerError: a malformed range, or ranges on more than 64 metrics.
     """
-    ranges = []
+    # the ranges of one metric are one range (their intersection): a query has one condition
+    # per metric, however many ranges a link repeats
+    bounds: dict[str, tuple[float | None, float | None]] = {}
     for text in params.getlist("range"):
-        metric, _, bounds = text.partition(":")
-        low, _, high = bounds.partition(":")
+        metric, _, limits = text.partition(":")
+        low_text, _, high_text = limits.partition(":")
         if not metric:
             raise ViewerError(f"range {text!r} is not METRIC:LOW:HIGH")
-        ranges.append((metric, _bound(low, "low"), _bound(high, "high")))
+        low, high = _bound(low_text, "low"), _bound(high_text, "high")
+        old_low, old_high = bounds.get(metric, (None, None))
+        bounds[metric] = (
+            low if old_low is None else old_low if low is None else max(low, old_low),
+            high if old_high is None else old_high if high is None else min(high, old_high),
+        )
+        if len(bounds) > _MAX_RANGES:
+            raise ViewerError(f"at most {_MAX_RANGES} metrics can have a range")
+    ranges = [(metric, low, high) for metric, (low, high) in bounds.items()]
     filters = {
         name: params.get(name) or None
         for name in ("search", "recommendation", "band", "error_type", "task_id", "category")
@@ -247,7 +262,10 @@ def create_app(db: str | Path) -> Starlette:
             Route("/api/samples", samples),
             Route("/api/sample", sample),
             Route("/api/compare", compare),
-        ]
+        ],
+        # a page of another site whose name it pointed at this machine (DNS rebinding) names
+        # that site in Host: answered 400, it reads no run and no trace
+        middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=list(LOCAL_NAMES))],
     )
 
 
