@@ -154,3 +154,28 @@ def test_every_viewer_sample_page_answers(
         with ThreadPoolExecutor(4) as pool:
             statuses = list(pool.map(fetch, keys))
     assert set(statuses) == {200}
+
+
+def test_a_long_trace_is_read_a_page_of_steps_at_a_time(tmp_path: Path) -> None:
+    steps = [{"index": i, "kind": "llm", "content": f"step {i}"} for i in range(5000)]
+    trace = {"id": "long", "task": {"id": "t"}, "output": "done", "steps": steps}
+    data = tmp_path / "long.jsonl"
+    data.write_text(json.dumps(trace) + "\n")
+    db = tmp_path / "s.db"
+    result = runner.invoke(
+        app, ["evaluate", str(data), "--db", str(db), "--jobs", "1", "--no-progress"]
+    )
+    assert result.exit_code == 0, result.output
+    with Store(db) as store:
+        (run,) = store.list_runs()
+        (row,) = store.iter_samples(run.id)
+    with viewer(db) as url:
+
+        def page(offset: int) -> dict[str, Any]:
+            query = urllib.parse.urlencode({"run": run.id, "key": row.key, "steps_offset": offset})
+            with urllib.request.urlopen(f"{url}api/sample?{query}", timeout=60) as response:
+                return dict(json.load(response)["trace"])
+
+        first, last = page(0), page(4000)
+    assert (first["steps_total"], first["steps_offset"], len(first["steps"])) == (5000, 0, 2000)
+    assert [s["index"] for s in last["steps"]] == list(range(4000, 5000))

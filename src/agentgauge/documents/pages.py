@@ -41,6 +41,10 @@ BINS = 20
 _FACETS = ("recommendation", "band", "error_type", "category")
 _N_READ_ERRORS = 200
 
+STEPS_PAGE = 2000
+"""Steps of a trace on one sample page of the viewer (a trace of a million steps is pages of
+these, not one answer of hundreds of megabytes)."""
+
 
 # runs ---------------------------------------------------------------------------------------
 
@@ -204,7 +208,12 @@ def _hoist(details: dict[str, Any]) -> tuple[dict[str, Any], dict[str, list[str]
 
 
 def sample_page(
-    row: SampleRow, weights: dict[str, float], max_content: int = MAX_CONTENT
+    row: SampleRow,
+    weights: dict[str, float],
+    max_content: int = MAX_CONTENT,
+    *,
+    steps_offset: int = 0,
+    steps_limit: int | None = None,
 ) -> dict[str, Any]:
     """One sample's page: its scores, each metric's value, reason and details, and its trace.
 
@@ -212,6 +221,8 @@ def sample_page(
         row: the stored sample, with its trace.
         weights: the weights of the run's suite.
         max_content: characters kept of one piece of trace content.
+        steps_offset: the trace's steps to skip.
+        steps_limit: at most this many steps; None for all.
     """
     shared, taken = _hoist(row.details)
     metrics = []
@@ -242,23 +253,30 @@ def sample_page(
         "metrics": metrics,
         "shared": clean(shared, max_content),
         "gates": row.details.get("gates"),
-        "trace": None if trace is None else trace_view(trace, max_content),
+        "trace": None
+        if trace is None
+        else trace_view(trace, max_content, steps_offset=steps_offset, steps_limit=steps_limit),
     }
 
 
-def sample_document(store: Store, run_id: str, key: str) -> dict[str, Any]:
-    """One sample's page (:func:`sample_page`) with the keys of the samples before and after
-    it in input order.
+def sample_document(
+    store: Store, run_id: str, key: str, *, steps_offset: int = 0, steps_limit: int = STEPS_PAGE
+) -> dict[str, Any]:
+    """One sample's page (:func:`sample_page`, a page of its steps) with the keys of the
+    samples before and after it in input order.
 
     Args:
         store: the results store.
         run_id: the run (a unique prefix is accepted).
         key: the sample's key.
+        steps_offset: the trace's steps to skip.
+        steps_limit: at most this many steps.
     """
     run = store.get_run(run_id)
     row = store.get_sample(run.id, key)
     before, after = store.neighbours(run.id, row.seq)
-    return {"run_id": run.id, **sample_page(row, run.weights), "prev": before, "next": after}
+    page = sample_page(row, run.weights, steps_offset=steps_offset, steps_limit=steps_limit)
+    return {"run_id": run.id, **page, "prev": before, "next": after}
 
 
 def _offsets(trace: Trace) -> list[float]:
@@ -300,15 +318,26 @@ def _graph(trace: Trace) -> dict[str, Any]:
     }
 
 
-def trace_view(trace: Trace, max_content: int = MAX_CONTENT) -> dict[str, Any]:
+def trace_view(
+    trace: Trace,
+    max_content: int = MAX_CONTENT,
+    *,
+    steps_offset: int = 0,
+    steps_limit: int | None = None,
+) -> dict[str, Any]:
     """A trace as the sample page shows it: the task, the output, the steps on a timeline
     and the graph of the agents' messages, every piece of content made safe.
 
     Args:
         trace: the trace.
         max_content: characters kept of one piece of content.
+        steps_offset: steps to skip (``steps_total`` and ``steps_offset`` say where the page
+            is).
+        steps_limit: at most this many steps; None for all.
     """
     task = trace.task
+    end = None if steps_limit is None else steps_offset + steps_limit
+    offsets = _offsets(trace)[steps_offset:end]
     steps = [
         {
             "index": step.index,
@@ -328,7 +357,7 @@ def trace_view(trace: Trace, max_content: int = MAX_CONTENT) -> dict[str, Any]:
             "offset_s": offset,
             "duration_s": step.duration_s,
         }
-        for step, offset in zip(trace.steps, _offsets(trace), strict=True)
+        for step, offset in zip(trace.steps[steps_offset:end], offsets, strict=True)
     ]
     return {
         "id": trace.id,
@@ -346,6 +375,8 @@ def trace_view(trace: Trace, max_content: int = MAX_CONTENT) -> dict[str, Any]:
         "duration_s": trace.duration_s,
         "usage": trace.usage.model_dump(exclude_none=True) if trace.usage else None,
         "steps": steps,
+        "steps_total": len(trace.steps),
+        "steps_offset": steps_offset,
         "graph": _graph(trace),
     }
 

@@ -236,7 +236,12 @@ def create_app(db: str | Path) -> Starlette:
 
     def sample(request: Request) -> Response:
         return answer(
-            lambda store: sample_document(store, required(request, "run"), required(request, "key"))
+            lambda store: sample_document(
+                store,
+                required(request, "run"),
+                required(request, "key"),
+                steps_offset=_number(request, "steps_offset", 0, 10**9),
+            )
         )
 
     def compare(request: Request) -> Response:

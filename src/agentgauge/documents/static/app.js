@@ -141,7 +141,7 @@
         params.set("limit", limit);
         return getJSON("samples", params);
       },
-      sample: (id, key) => getJSON("sample", new URLSearchParams({ run: id, key })),
+      sample: (id, key, stepsOffset) => getJSON("sample", new URLSearchParams({ run: id, key, steps_offset: stepsOffset || 0 })),
       compare: (a, b, by) => getJSON("compare", new URLSearchParams({ a, b, by })),
     };
   }
@@ -310,7 +310,7 @@
     main.replaceChildren(el("div", { class: "loading", text: "Loading…" }));
     try {
       let view;
-      if (parts[0] === "run" && parts[2] === "sample") view = await sampleView(parts[1], parts[3]);
+      if (parts[0] === "run" && parts[2] === "sample") view = await sampleView(parts[1], parts[3], params);
       else if (parts[0] === "run") view = await runView(parts[1], params);
       else if (parts[0] === "compare" && parts[3] === "sample") view = await sideBySideView(parts[1], parts[2], params);
       else if (parts[0] === "compare") view = await compareView(parts[1], parts[2], params);
@@ -670,7 +670,8 @@
   function timeline(trace) {
     const steps = trace.steps;
     if (!steps.length) return el("p", { class: "empty", text: "The trace has no step." });
-    const end = Math.max(...steps.map((s) => s.offset_s + (s.duration_s || 0)), 1e-9);
+    // a loop, not Math.max(...steps): a spread of 100,000 arguments overflows the stack
+    const end = steps.reduce((most, s) => Math.max(most, s.offset_s + (s.duration_s || 0)), 1e-9);
     const timed = steps.some((s) => s.duration_s);
     const lanes = [...new Set(steps.map((s) => s.agent || "(environment)"))];
     const box = el("div", { class: "timeline" });
@@ -763,13 +764,32 @@
         el("h3", { text: "Output" }), el("pre", { id: "trace-output", text: trace.output ?? "—" }),
         el("h3", { text: "Timeline by agent" }), timeline(trace),
         graphView(trace.graph),
-        el("h3", { text: "Steps (" + trace.steps.length + ")" }), el("div", { class: "steps" }, trace.steps.map(stepView)));
+        el("h3", { text: stepsTitle(trace) }), stepPager(trace, runId, doc.key), el("div", { class: "steps" }, trace.steps.map(stepView)));
     } else parts.push(el("p", { class: "muted", text: "The trace was not stored with this run." }));
     return el("div", { "data-sample": doc.key }, parts);
   }
 
-  async function sampleView(runId, key) {
-    const doc = await api.sample(runId, key);
+  function stepsTitle(trace) {
+    const total = trace.steps_total ?? trace.steps.length;
+    if (trace.steps.length === total) return "Steps (" + total + ")";
+    const first = (trace.steps_offset || 0) + 1;
+    return "Steps " + first + "–" + (first + trace.steps.length - 1) + " of " + total;
+  }
+
+  function stepPager(trace, runId, key) {
+    // a trace too long for one page is read a page of steps at a time
+    const total = trace.steps_total ?? trace.steps.length;
+    if (!runId || trace.steps.length === total) return null;
+    const at = trace.steps_offset || 0;
+    const size = Math.max(trace.steps.length, 1);
+    const to = (offset) => "#/run/" + enc(runId) + "/sample/" + enc(key) + "?steps=" + offset;
+    return el("div", { class: "nav" },
+      at > 0 ? el("a", { id: "prev-steps", href: to(Math.max(0, at - size)), text: "← previous steps" }) : null,
+      at + size < total ? el("a", { id: "next-steps", href: to(at + size), text: "next steps →" }) : null);
+  }
+
+  async function sampleView(runId, key, params) {
+    const doc = await api.sample(runId, key, Number((params && params.get("steps")) || 0));
     const link = (k, text) => (k === null ? el("span", { class: "muted", text }) : el("a", { href: "#/run/" + enc(runId) + "/sample/" + enc(k), text }));
     return el("div", {},
       el("div", { class: "nav" }, el("a", { href: "#/run/" + enc(doc.run_id), text: "← run " + doc.run_id }),
