@@ -14,11 +14,14 @@ The converted document goes through the same span reader as OTLP/JSON.
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 __all__ = ["is_jaeger", "jaeger_to_otlp"]
 
 _SCOPE_TAGS = ("otel.scope.name", "otel.library.name")
+_INT64_DIGITS = 19
+_LATEST_US = 1e17  # microseconds since 1970: about the year 5138
 _STATUS_TAGS = {"otel.status_code", "otel.status_description", "error"}
 
 
@@ -33,11 +36,27 @@ def is_jaeger(doc: Any) -> bool:
     return all(isinstance(t, dict) and "spans" in t for t in doc["data"])
 
 
+def _list(value: Any) -> list[Any]:
+    """A field that should be a list, or none when it is anything else."""
+    return value if isinstance(value, list) else []
+
+
+def _time(value: Any) -> float | None:
+    """A time in microseconds, or None when it is not a finite number (NaN, Infinity, text)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    try:
+        return float(value) if math.isfinite(value) and abs(value) < _LATEST_US else None
+    except OverflowError:  # an integer too large for a float
+        return None
+
+
 def _tag_value(tag: dict[str, Any]) -> Any:
     value = tag.get("value")
     kind = str(tag.get("type", "string")).lower()
     if kind == "int64" and isinstance(value, str) and value.lstrip("-").isdigit():
-        return int(value)
+        # an int64 has at most 19 digits: a longer one is kept as the text it is
+        return int(value) if len(value.lstrip("-")) <= _INT64_DIGITS else value
     if kind == "float64" and isinstance(value, str):
         try:
             return float(value)
@@ -62,13 +81,13 @@ def _span(raw: dict[str, Any], processes: dict[str, Any]) -> tuple[str, str | No
     parent = next(
         (
             ref.get("spanID")
-            for ref in raw.get("references") or []
+            for ref in _list(raw.get("references"))
             if isinstance(ref, dict) and ref.get("refType", "CHILD_OF") == "CHILD_OF"
         ),
         raw.get("parentSpanID"),
     )
-    start = raw.get("startTime")
-    duration = raw.get("duration")
+    start = _time(raw.get("startTime"))
+    duration = _time(raw.get("duration"))
     span: dict[str, Any] = {
         "traceId": raw.get("traceID"),
         "spanId": raw.get("spanID"),
@@ -81,13 +100,15 @@ def _span(raw: dict[str, Any], processes: dict[str, Any]) -> tuple[str, str | No
         },
         "events": [
             {"name": str(fields.pop("event", "")), "attributes": fields}
-            for fields in (_tags(log.get("fields")) for log in raw.get("logs") or [])
+            for fields in (
+                _tags(log.get("fields")) for log in _list(raw.get("logs")) if isinstance(log, dict)
+            )
         ],
         "status": {"code": 2, "message": tags.get("otel.status_description")} if failed else {},
     }
-    if isinstance(start, int | float):
+    if start is not None:
         span["startTimeUnixNano"] = int(start * 1000)
-        if isinstance(duration, int | float):
+        if duration is not None and _time(start + duration) is not None:
             span["endTimeUnixNano"] = int((start + duration) * 1000)
     process: Any = processes.get(str(raw.get("processID")), raw.get("process"))
     if not isinstance(process, dict):
@@ -105,9 +126,12 @@ def jaeger_to_otlp(doc: dict[str, Any]) -> dict[str, Any]:
         doc: the parsed export (see :func:`is_jaeger`).
     """
     groups: dict[str, dict[str | None, list[dict[str, Any]]]] = {}
-    for trace in doc.get("data") or []:
-        processes = trace.get("processes") if isinstance(trace.get("processes"), dict) else {}
-        for raw in trace.get("spans") or []:
+    for trace in _list(doc.get("data")):
+        if not isinstance(trace, dict):
+            continue
+        found = trace.get("processes")
+        processes: dict[str, Any] = found if isinstance(found, dict) else {}
+        for raw in _list(trace.get("spans")):
             if not isinstance(raw, dict):
                 groups.setdefault("{}", {}).setdefault(None, []).append(raw)
                 continue

@@ -42,8 +42,15 @@ def _uuid_hex(value: Any) -> str | None:
     return str(value).replace("-", "") if value else None
 
 
+def _metadata(run: dict[str, Any]) -> dict[str, Any]:
+    """``extra.metadata``, or nothing when either is not an object."""
+    extra = run.get("extra")
+    metadata = extra.get("metadata") if isinstance(extra, dict) else None
+    return metadata if isinstance(metadata, dict) else {}
+
+
 def _usage(run: dict[str, Any], outputs: dict[str, Any]) -> dict[str, Any]:
-    metadata = (run.get("extra") or {}).get("metadata") or {}
+    metadata = _metadata(run)
     usage = outputs.get("usage_metadata") or metadata.get("usage_metadata")
     if isinstance(usage, dict):
         return {
@@ -62,7 +69,7 @@ def _usage(run: dict[str, Any], outputs: dict[str, Any]) -> dict[str, Any]:
 def _llm_attributes(run: dict[str, Any]) -> dict[str, Any]:
     inputs: dict[str, Any] = run["inputs"] if isinstance(run.get("inputs"), dict) else {}
     outputs: dict[str, Any] = run["outputs"] if isinstance(run.get("outputs"), dict) else {}
-    metadata = (run.get("extra") or {}).get("metadata") or {}
+    metadata = _metadata(run)
     choices = outputs.get("choices")
     answer = (
         [c["message"] for c in choices if isinstance(c, dict) and "message" in c]
@@ -122,10 +129,13 @@ def langsmith_spans(doc: Any) -> list[dict[str, Any]]:
     Args:
         doc: a run with ``child_runs`` or a list of runs (see :func:`is_langsmith`).
     """
-    todo = list(doc) if isinstance(doc, list) else [doc]
+    # a stack, the next run last: depth first, parents first, in a time linear in the runs
+    todo = list(reversed(doc)) if isinstance(doc, list) else [doc]
     spans = []
     while todo:
-        run = todo.pop(0)
+        run = todo.pop()
         spans.append(_span(run))
-        todo[:0] = [c for c in run.get("child_runs") or [] if isinstance(c, dict)]
+        children = run.get("child_runs")
+        if isinstance(children, list):
+            todo += [c for c in reversed(children) if isinstance(c, dict)]
     return spans
