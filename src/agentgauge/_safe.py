@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -25,8 +26,10 @@ __all__ = [
     "dumps",
     "guarded",
     "loads",
+    "may_hold_surrogate",
     "size_limit",
     "storable_text",
+    "without_surrogates",
 ]
 
 T = TypeVar("T")
@@ -136,6 +139,37 @@ def size_limit(variable: str, default: int) -> int:
     if not text.isdigit() or int(text) < 1:
         raise AgentgaugeError(f"{variable} must be a positive number of bytes, not {text!r}")
     return int(text)
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def may_hold_surrogate(json_text: str) -> bool:
+    """Whether JSON text may decode to a lone surrogate (it escapes one: text read as UTF-8
+    holds none otherwise).
+
+    Args:
+        json_text: the JSON text.
+    """
+    return "\\u" in json_text and _SURROGATE_ESCAPE.search(json_text) is not None
+
+
+def without_surrogates(value: Any) -> Any:
+    """``value`` with every lone surrogate in its strings and keys replaced by U+FFFD (UTF-8,
+    and so a file or the store, cannot hold one); a pair of surrogates is one character
+    already, once decoded.
+
+    Args:
+        value: decoded JSON.
+    """
+    if isinstance(value, str):
+        return _LONE_SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [without_surrogates(v) for v in value]
+    if isinstance(value, dict):
+        return {without_surrogates(k): without_surrogates(v) for k, v in value.items()}
+    return value
 
 
 def storable_text(text: str) -> str:

@@ -21,7 +21,14 @@ from typing import IO, Any, TypeVar, cast
 from pydantic import BaseModel, ValidationError
 
 from agentgauge._atomic import atomic_path
-from agentgauge._safe import DECODE_ERRORS, NESTED_TOO_DEEPLY, describe, size_limit
+from agentgauge._safe import (
+    DECODE_ERRORS,
+    NESTED_TOO_DEEPLY,
+    describe,
+    may_hold_surrogate,
+    size_limit,
+    without_surrogates,
+)
 from agentgauge.model import Trace
 
 M = TypeVar("M", bound=BaseModel)
@@ -264,6 +271,9 @@ def validate_line(model: type[M], raw: RawLine | ReadError) -> M | ReadError:
     if isinstance(raw, ReadError):
         return raw
     try:
+        if may_hold_surrogate(raw.text):
+            # a lone surrogate is read as U+FFFD: what cannot be written is not read
+            return model.model_validate(without_surrogates(json.loads(raw.text)))
         return model.model_validate_json(raw.text)
     except ValidationError as exc:
         error = exc

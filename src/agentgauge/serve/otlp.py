@@ -38,7 +38,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from agentgauge._safe import DECODE_ERRORS, DecodeError, loads
+from agentgauge._safe import (
+    DECODE_ERRORS,
+    DecodeError,
+    loads,
+    may_hold_surrogate,
+    without_surrogates,
+)
 from agentgauge.config import Suite
 from agentgauge.engine import EvaluateOptions, evaluate
 from agentgauge.errors import AgentgaugeError
@@ -415,7 +421,11 @@ class LiveRun:
         if handler.headers.get("Content-Encoding", "").lower() == "gzip":
             data = _gunzip(data, cap)
         try:
-            return decode_request(data) if binary else loads(data)
+            if binary:
+                return decode_request(data)
+            text = data.decode("utf-8")
+            doc = loads(text)
+            return without_surrogates(doc) if may_hold_surrogate(text) else doc
         except _UNREADABLE as exc:
             raise _Refused(400, f"cannot read the request: {exc}") from None
 

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any, cast
 
-from agentgauge._safe import DECODE_ERRORS, describe
+from agentgauge._safe import DECODE_ERRORS, describe, may_hold_surrogate, without_surrogates
 from agentgauge.io.jsonl import ReadError, decode_error, invalid_json
 from agentgauge.io.otel.wire.protobuf import decode_request, is_protobuf
 
@@ -92,7 +92,7 @@ def _documents_of(path: str | Path, needle: str | None) -> Iterator[tuple[int, A
             if not text.strip():
                 continue
             try:
-                doc = json.loads(text)
+                doc = _decoded(text)
                 if needle is None or needle in text:
                     yield first, doc
             except json.JSONDecodeError as exc:
@@ -110,9 +110,15 @@ def _documents_of(path: str | Path, needle: str | None) -> Iterator[tuple[int, A
         for number, text in enumerate(fh, start=first + 1):
             if text.strip() and (needle is None or needle in text):
                 try:
-                    yield number, json.loads(text)
+                    yield number, _decoded(text)
                 except DECODE_ERRORS as exc:
                     yield decode_error(source, number, exc)
+
+
+def _decoded(text: str) -> Any:
+    """A JSON document, a lone surrogate in it replaced (the trace it makes is written)."""
+    doc = json.loads(text)
+    return without_surrogates(doc) if may_hold_surrogate(text) else doc
 
 
 def _second_line_is_json(text: str) -> bool:
@@ -145,7 +151,7 @@ def _concatenated(text: str, source: str, first_line: int) -> Iterator[tuple[int
                 for offset, raw in enumerate(text.splitlines()):
                     if raw.strip():
                         try:
-                            yield first_line + offset, json.loads(raw)
+                            yield first_line + offset, _decoded(raw)
                         except DECODE_ERRORS as line_exc:
                             yield decode_error(source, first_line + offset, line_exc)
                 return
