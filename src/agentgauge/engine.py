@@ -38,7 +38,7 @@ from rich.progress import (
 )
 
 from agentgauge._redact import hide_credentials, might_hold_secret, redact_secrets
-from agentgauge._safe import DecodeError, dumps, guarded, loads
+from agentgauge._safe import DecodeError, dumps, guarded, loads, may_hold_surrogate
 from agentgauge.config import Suite
 from agentgauge.errors import AgentgaugeError
 from agentgauge.io.importers import IMPORTERS
@@ -339,7 +339,8 @@ def _stored_trace(trace: Trace, text: str | None) -> tuple[bytes | None, str | N
         The JSON, or None and the reason when the trace cannot be written as JSON.
     """
     try:
-        if text is None:
+        if text is None or may_hold_surrogate(text):
+            # a line that escapes a lone surrogate was read with U+FFFD in its place
             text = guarded(trace.model_dump_json, exclude_none=True)
         if might_hold_secret(text):
             data = redact_secrets(loads(text), hide_text=True)
