@@ -39,7 +39,7 @@ def _hostile_lines() -> list[str]:
         _trace_line(90).replace('{"n": 90}', HUGE_INT),  # line 2: 5,000 digits
         good[1],
         _trace_line(91).replace('{"n": 91}', DEEP),  # line 4: nested 5,000 deep
-        _trace_line(92).replace('"ok"', '"\\ud800"'),  # line 5: a lone surrogate
+        _trace_line(92).replace('"ok"', '"\\ud800"'),  # line 5: a lone surrogate, read as U+FFFD
         good[2],
         good[3],
     ]
@@ -50,10 +50,12 @@ def test_native_lines_with_hostile_values_are_located_errors(tmp_path: Path) -> 
     path.write_text("\n".join(_hostile_lines()) + "\n")
     items = list(read_traces(path))
     errors = {e.line: e.message for e in items if isinstance(e, ReadError)}
-    assert [t.id for t in items if isinstance(t, Trace)] == ["r0", "r1", "r2", "r3"]
+    traces = [t for t in items if isinstance(t, Trace)]
+    assert [t.id for t in traces] == ["r0", "r1", "r92", "r2", "r3"]
+    assert traces[2].output == "\ufffd"  # UTF-8 cannot hold a lone surrogate: the store could not
     assert errors[2] == "an integer with more than 4300 digits"
     assert errors[4] == "invalid JSON: nested too deeply to read"
-    assert set(errors) == {2, 4, 5}
+    assert set(errors) == {2, 4}
 
 
 def test_evaluate_completes_and_resume_finds_nothing_left(tmp_path: Path) -> None:
@@ -66,13 +68,13 @@ def test_evaluate_completes_and_resume_finds_nothing_left(tmp_path: Path) -> Non
     con = sqlite3.connect(db)
     run_id, status = con.execute("SELECT id, status FROM runs").fetchone()
     assert status == "completed"
-    assert con.execute("SELECT COUNT(*) FROM samples").fetchone()[0] == 4
-    assert [r[0] for r in con.execute("SELECT line FROM read_errors ORDER BY line")] == [2, 4, 5]
+    assert con.execute("SELECT COUNT(*) FROM samples").fetchone()[0] == 5
+    assert [r[0] for r in con.execute("SELECT line FROM read_errors ORDER BY line")] == [2, 4]
     con.close()
     again = runner.invoke(app, ["evaluate", "--resume", run_id, "--db", str(db), "--no-progress"])
     assert again.exit_code == 0, again.output
     con = sqlite3.connect(db)
-    assert con.execute("SELECT COUNT(*) FROM samples").fetchone()[0] == 4
+    assert con.execute("SELECT COUNT(*) FROM samples").fetchone()[0] == 5
     assert con.execute("SELECT status FROM runs").fetchone()[0] == "completed"
 
 

@@ -646,7 +646,8 @@ def test_cli_resume_reads_the_run_format_and_import_takes_log_files(tmp_path: Pa
     assert first.exit_code == 0, first.output
     before = json.loads(out.read_text())
     # no --format: the run's own format is used again, so nothing new is read or misread
-    again = runner.invoke(app, ["evaluate", *files, "--resume", before["run_id"], *common])
+    resumed = ["evaluate", *files, "--resume", before["run_id"], *common, "--overwrite"]
+    again = runner.invoke(app, resumed)
     assert again.exit_code == 0, again.output
     after = json.loads(out.read_text())
     assert (len(after["samples"]), after["errors"]) == (len(before["samples"]), before["errors"])

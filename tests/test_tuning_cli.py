@@ -65,13 +65,23 @@ def test_run_no_score_and_bad_params(tmp_path: Path) -> None:
     assert not (tmp_path / "x.db").exists()
     bad = runner.invoke(
         app,
-        ["run", "--agent", SIM, "--tasks", str(tasks), "--out", str(out),
+        ["run", "--agent", SIM, "--tasks", str(tasks), "--out", str(out), "--overwrite",
          "--params", "temperature=9"],
     )  # fmt: skip
     assert bad.exit_code == 2
     assert "'temperature': 9 is outside [0.1, 2]" in bad.output
     missing = runner.invoke(
-        app, ["run", "--agent", "nowhere:Agent", "--tasks", str(tasks), "--out", str(out)]
+        app,
+        [
+            "run",
+            "--agent",
+            "nowhere:Agent",
+            "--tasks",
+            str(tasks),
+            "--out",
+            str(out),
+            "--overwrite",
+        ],
     )
     assert missing.exit_code == 2 and "cannot import 'nowhere'" in missing.output
 
