@@ -179,3 +179,21 @@ def test_a_long_trace_is_read_a_page_of_steps_at_a_time(tmp_path: Path) -> None:
         first, last = page(0), page(4000)
     assert (first["steps_total"], first["steps_offset"], len(first["steps"])) == (5000, 0, 2000)
     assert [s["index"] for s in last["steps"]] == list(range(4000, 5000))
+
+
+def test_a_token_count_too_large_to_sum_is_a_located_error(tmp_path: Path) -> None:
+    good = {"id": "g", "task": {"id": "t"}, "output": "ok", "usage": {"input_tokens": 3}}
+    huge = {**good, "id": "h", "usage": {"input_tokens": int("9" * 4000), "cost_usd": 1}}
+    data = tmp_path / "t.jsonl"
+    data.write_text(json.dumps(good) + "\n" + json.dumps(huge) + "\n")
+    db, out = tmp_path / "s.db", tmp_path / "r.json"
+    args = ["evaluate", str(data), "--db", str(db), "--jobs", "1", "--no-progress"]
+    result = runner.invoke(app, [*args, "--json", str(out)])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(out.read_text())
+    assert [s["id"] for s in doc["samples"]] == ["g"]
+    (error,) = doc["errors"]
+    assert (error["line"], error["field"]) == (2, "usage.input_tokens")
+    # the stored run reads back: its summary sums what it holds
+    shown = runner.invoke(app, ["show", doc["run_id"], "--db", str(db)])
+    assert shown.exit_code == 0 and "Traceback" not in shown.output

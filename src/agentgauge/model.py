@@ -63,6 +63,13 @@ class MessageType(StrEnum):
     data_transfer = "data_transfer"
 
 
+MOST_TOKENS = 10**15
+"""The largest token count taken (a thousand times a year of a large provider's traffic): a
+larger one is a corrupt value, which sums and means could not hold as numbers."""
+MOST_COST_USD = 1e12
+"""The largest cost taken, in US dollars."""
+
+
 class Usage(_Record):
     """Token usage and cost of a step or a whole run.
 
@@ -72,10 +79,10 @@ class Usage(_Record):
     be computed when none is recorded.
     """
 
-    input_tokens: int | None = Field(default=None, ge=0)
-    output_tokens: int | None = Field(default=None, ge=0)
-    cache_read_tokens: int | None = Field(default=None, ge=0)
-    cost_usd: float | None = Field(default=None, ge=0)
+    input_tokens: int | None = Field(default=None, ge=0, le=MOST_TOKENS)
+    output_tokens: int | None = Field(default=None, ge=0, le=MOST_TOKENS)
+    cache_read_tokens: int | None = Field(default=None, ge=0, le=MOST_TOKENS)
+    cost_usd: float | None = Field(default=None, ge=0, le=MOST_COST_USD, allow_inf_nan=False)
     model: str | None = None
 
 
