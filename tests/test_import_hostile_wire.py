@@ -90,3 +90,59 @@ def test_a_deep_langsmith_tree_is_read_in_linear_time() -> None:
     ]
     spans = langsmith_spans(root)
     assert [s["spanId"] for s in spans[:3]] == ["r", "c0", "c1"] and len(spans) == 20001
+
+
+def _chain_doc(kind: str, n: int) -> dict[str, Any]:
+    def span(i: int, parent: int | None, name: str, op: str) -> dict[str, Any]:
+        start = 1_700_000_000_000_000_000 + i * 1000
+        out: dict[str, Any] = {
+            "traceId": "a" * 32,
+            "spanId": f"{i + 1:016x}",
+            "name": name,
+            "startTimeUnixNano": str(start),
+            "endTimeUnixNano": str(start + 500),
+            "attributes": [
+                {"key": "gen_ai.operation.name", "value": {"stringValue": op}},
+                {"key": "gen_ai.agent.name", "value": {"stringValue": "a"}},
+            ],
+        }
+        if parent is not None:
+            out["parentSpanId"] = f"{parent + 1:016x}"
+        return out
+
+    if kind == "chain":  # an agent that calls itself n deep
+        spans = [span(i, i - 1 if i else None, "invoke_agent a", "invoke_agent") for i in range(n)]
+    elif kind == "siblings":  # one agent making n model calls one after the other
+        root = span(0, None, "invoke_agent a", "invoke_agent")
+        spans = [root] + [span(i, 0, "chat m", "chat") for i in range(1, n)]
+    else:  # parent links that close a cycle
+        spans = [span(i, (i + 1) % n, "invoke_agent a", "invoke_agent") for i in range(n)]
+    return {"resourceSpans": [{"scopeSpans": [{"scope": {"name": "x"}, "spans": spans}]}]}
+
+
+@pytest.mark.parametrize("kind", ["chain", "siblings", "cycle"])
+def test_span_trees_are_built_in_about_linear_steps(
+    kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agentgauge.io.otel import SpanStream, assemble, merge
+
+    steps = {"parent": 0, "same_call": 0}
+    parent, same_call = assemble._Group.parent, merge._same_call
+
+    def counted_parent(self: Any, obs: Any) -> Any:
+        steps["parent"] += 1
+        return parent(self, obs)
+
+    def counted_same_call(*args: Any) -> bool:
+        steps["same_call"] += 1
+        return same_call(*args)
+
+    monkeypatch.setattr(assemble._Group, "parent", counted_parent)
+    monkeypatch.setattr(merge, "_same_call", counted_same_call)
+    n = 2000
+    stream = SpanStream("otlp")
+    items = [*stream.add(_chain_doc(kind, n), 1), *stream.finish()]
+    assert any(not isinstance(item, dict) for item in items)
+    # each span looks at its parent a few times, and at siblings it overlaps in time: counted
+    # walks, not timings (a walk to the root from every span was n^2 / 2 = 2,000,000 steps)
+    assert steps["parent"] < 20 * n and steps["same_call"] < 20 * n, steps

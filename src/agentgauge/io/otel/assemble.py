@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentgauge.io.otel.merge import assistant_text, merge_layers
+from agentgauge.io.otel.merge import assistant_text, merge_layers, span_depths
 from agentgauge.io.otel.observation import OPERATION_KINDS, Kind, Observation
 from agentgauge.io.otel.wire.span import to_datetime
 from agentgauge.model import MessageType, Step, StepKind, Task, ToolCall, ToolSpec, Trace, Usage
@@ -64,6 +64,7 @@ class _Group:
                 self.by_id[obs.span.span_id] = obs
                 self.ops[obs.span.span_id] = obs.operation
         self.merged = merge_layers(self.by_id, self.ops)
+        self._depth = span_depths(self.by_id, self.by_id)
         self._not_agents()
         self.order = sorted(
             self.by_id.values(),
@@ -128,19 +129,34 @@ class _Group:
             node = self.parent(node)
 
     def depth(self, obs: Observation) -> int:
-        span_id = obs.span.span_id
-        if span_id not in self._depth:
-            self._depth[span_id] = sum(1 for _ in self.ancestors(obs))
-        return self._depth[span_id]
+        return self._depth[obs.span.span_id]
 
     def agent_span(self, obs: Observation) -> Observation | None:
         """The nearest enclosing agent (or workflow) observation, excluding itself."""
+        known = self._agent_parent
         span_id = obs.span.span_id
-        if span_id not in self._agent_parent:
-            self._agent_parent[span_id] = next(
-                (a for a in self.ancestors(obs) if self.kind(a) is Kind.agent), None
-            )
-        return self._agent_parent[span_id]
+        if span_id in known:
+            return known[span_id]
+        # up to the nearest agent or a span already answered, then the answer for every span
+        # on the way: a long chain is walked once
+        path, seen, found = [span_id], {span_id}, None
+        node = self.parent(obs)
+        while node is not None:
+            node_id = node.span.span_id
+            if node_id in known:
+                found = known[node_id] if self.kind(node) is not Kind.agent else node
+                break
+            if node_id in seen:  # a cycle in the parent links
+                break
+            if self.kind(node) is Kind.agent:
+                found = node
+                break
+            seen.add(node_id)
+            path.append(node_id)
+            node = self.parent(node)
+        for walked in path:
+            known[walked] = found
+        return found
 
     def agent_of(self, obs: Observation) -> str | None:
         owner = self.agent_span(obs)

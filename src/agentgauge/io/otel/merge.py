@@ -11,6 +11,7 @@ place in the tree and times, the union of the attributes with the richest record
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any
 
@@ -95,6 +96,29 @@ def _merged(members: list[Observation], depth: dict[str, int]) -> Observation:
     return observe(span)
 
 
+def span_depths(by_id: dict[str, Observation], wanted: Iterable[str]) -> dict[str, int]:
+    """How many ancestors each wanted span has in ``by_id``, each span walked once (a parent
+    cycle counts from where it closes): a chain of spans costs its length, not its square.
+
+    Args:
+        by_id: observations by span id.
+        wanted: the span ids whose depth is needed.
+    """
+    depth: dict[str, int] = {}
+    for start in wanted:
+        path: list[str] = []
+        on_path: set[str] = set()
+        node: str | None = start
+        while node is not None and node in by_id and node not in depth and node not in on_path:
+            path.append(node)
+            on_path.add(node)
+            node = by_id[node].span.parent_id
+        base = depth[node] + 1 if node is not None and node in depth else 0
+        for n, span_id in enumerate(reversed(path)):
+            depth[span_id] = base + n
+    return depth
+
+
 def merge_layers(by_id: dict[str, Observation], ops: dict[str, str | None]) -> int:
     """Fold the records of one call into one observation, in place: ``by_id`` keeps the
     merged one under the outermost record's span id, and the children of a folded record
@@ -117,9 +141,12 @@ def merge_layers(by_id: dict[str, Observation], ops: dict[str, str | None]) -> i
     boss: dict[str, str] = {}  # union-find over span ids
 
     def find(span_id: str) -> str:
-        while boss.get(span_id, span_id) != span_id:
-            span_id = boss[span_id]
-        return span_id
+        root = span_id
+        while boss.get(root, root) != root:
+            root = boss[root]
+        while span_id != root:  # path compression: the next find is one step
+            boss[span_id], span_id = root, boss[span_id]
+        return root
 
     siblings: dict[str | None, list[Observation]] = {}
     for span_id, kind in kinds.items():
@@ -131,8 +158,16 @@ def merge_layers(by_id: dict[str, Observation], ops: dict[str, str | None]) -> i
             boss[find(span_id)] = find(parent.span.span_id)
         siblings.setdefault(parent_id, []).append(obs)
     for group in siblings.values():
-        for i, a in enumerate(group):
-            for b in group[i + 1 :]:
+        # only records that overlap in time can be one call: by start, each is compared with
+        # the ones that start before it ends (thousands of sequential calls cost a sort)
+        timed = sorted(
+            (o for o in group if o.span.start_ns is not None and o.span.end_ns is not None),
+            key=lambda o: o.span.start_ns or 0,
+        )
+        for i, a in enumerate(timed):
+            for b in timed[i + 1 :]:
+                if (b.span.start_ns or 0) > (a.span.end_ns or 0):
+                    break
                 kind = kinds[a.span.span_id]
                 unjoined = kind is kinds[b.span.span_id] and find(a.span.span_id) != find(
                     b.span.span_id
@@ -144,13 +179,7 @@ def merge_layers(by_id: dict[str, Observation], ops: dict[str, str | None]) -> i
     members: dict[str, list[Observation]] = {}
     for span_id in kinds:
         members.setdefault(find(span_id), []).append(by_id[span_id])
-    depth: dict[str, int] = {}
-    for span_id in kinds:
-        node, n, seen = by_id[span_id].span, 0, {span_id}
-        while node.parent_id in by_id and node.parent_id not in seen:
-            seen.add(node.parent_id)
-            node, n = by_id[node.parent_id].span, n + 1
-        depth[span_id] = n
+    depth = span_depths(by_id, kinds)
     moved: dict[str, str] = {}  # folded span id -> the span it became
     folded = 0
     for group in members.values():
