@@ -146,3 +146,24 @@ def test_span_trees_are_built_in_about_linear_steps(
     # each span looks at its parent a few times, and at siblings it overlaps in time: counted
     # walks, not timings (a walk to the root from every span was n^2 / 2 = 2,000,000 steps)
     assert steps["parent"] < 20 * n and steps["same_call"] < 20 * n, steps
+
+
+def test_a_span_file_that_decompresses_past_the_cap_is_a_located_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import gzip
+
+    good = (FIXTURES / "layered.jaeger.json").read_bytes()
+    (tmp_path / "good.json").write_bytes(good)
+    bomb = tmp_path / "bomb.json.gz"
+    with gzip.open(bomb, "wb") as fh:  # 64 MB of blanks in 64 KB
+        for _ in range(64):
+            fh.write(b" " * (1 << 20))
+    monkeypatch.setenv("AGENTGAUGE_MAX_SPAN_FILE_BYTES", str(8 << 20))
+    out = tmp_path / "out.jsonl"
+    result = runner.invoke(
+        app, ["import", str(bomb), str(tmp_path / "good.json"), "--out", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    assert "holds more than 8388608 bytes once decompressed" in result.output
+    assert len(out.read_text().splitlines()) == 1  # the other file's trace

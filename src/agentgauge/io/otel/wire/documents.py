@@ -13,21 +13,58 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any, cast
 
-from agentgauge._safe import DECODE_ERRORS, describe, may_hold_surrogate, without_surrogates
+from agentgauge._safe import (
+    DECODE_ERRORS,
+    describe,
+    may_hold_surrogate,
+    size_limit,
+    without_surrogates,
+)
 from agentgauge.io.jsonl import ReadError, decode_error, invalid_json
 from agentgauge.io.otel.wire.protobuf import decode_request, is_protobuf
 
 __all__ = ["is_binary", "read_documents"]
 
 
+MAX_FILE_BYTES = 1 << 30
+"""The most a span file may hold once decompressed (``AGENTGAUGE_MAX_SPAN_FILE_BYTES``): a
+document of a whole file is held in memory, and a small ``.gz`` can hold gigabytes."""
+
+
+class _Capped(io.RawIOBase):
+    """A stream that fails, as a file that cannot be read on, past ``cap`` bytes."""
+
+    def __init__(self, raw: IO[bytes], cap: int, file: IO[bytes]) -> None:
+        self._raw, self._cap, self._total, self._file = raw, cap, 0, file
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        count = self._raw.readinto(buffer)  # type: ignore[attr-defined]
+        self._total += count
+        if self._total > self._cap:
+            raise OSError(
+                f"it holds more than {self._cap} bytes once decompressed "
+                "(AGENTGAUGE_MAX_SPAN_FILE_BYTES)"
+            )
+        return int(count)
+
+    def close(self) -> None:
+        self._raw.close()
+        self._file.close()  # a GzipFile leaves the file it reads open
+        super().close()
+
+
 def _open_binary(path: str | Path) -> IO[bytes]:
-    """A file's bytes, decompressed when they are gzip (told by their first bytes)."""
+    """A file's bytes, decompressed when they are gzip (told by their first bytes), at most
+    :data:`MAX_FILE_BYTES` of them."""
+    cap = size_limit("AGENTGAUGE_MAX_SPAN_FILE_BYTES", MAX_FILE_BYTES)
     fh = open(path, "rb")  # noqa: SIM115 - returned to the caller, who closes it
-    if fh.read(2) == b"\x1f\x8b":
-        fh.seek(0)
-        return cast(IO[bytes], gzip.GzipFile(fileobj=fh))
+    compressed = fh.read(2) == b"\x1f\x8b"
     fh.seek(0)
-    return fh
+    raw = cast(IO[bytes], gzip.GzipFile(fileobj=fh)) if compressed else fh
+    return cast(IO[bytes], io.BufferedReader(_Capped(raw, cap, fh)))
 
 
 def _protobuf_document(
