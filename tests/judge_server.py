@@ -6,6 +6,17 @@ the answer is an assistant message calling that tool with JSON arguments. A scri
 ("ok", "500", "401", "sleep", "bad") shapes the next answers; every request (headers and body)
 is recorded. Used by ``tests/test_judge.py``, ``tests/test_agent_judges.py`` and
 ``bench/bench_judge.py``.
+
+``behaviour`` makes it a local model server that lacks structured output:
+
+- ``"tools"`` (default): tool calling and ``response_format`` both work;
+- ``"no_tools"``: a request offering tools is refused (HTTP 400, as Ollama answers for a model
+  without tool support); ``response_format`` with a JSON Schema is honoured;
+- ``"text"``, ``"fenced"``, ``"prose"``: neither tools nor ``response_format`` (HTTP 400, as a
+  llama.cpp server without ``--jinja`` and grammar support); the verdict comes as plain JSON
+  text, as JSON in Markdown fences, or as JSON between sentences;
+- ``"wrong_field"``: as ``"text"``, but the first answer to each prompt renames a field; a
+  repair request (one that carries the validation error) gets the right answer.
 """
 
 from __future__ import annotations
@@ -55,6 +66,7 @@ VERDICTS: dict[str, dict[str, Any]] = {
     },
     "passed": {"reasoning": "Short and to the point.", "passed": True},
     "score": {"reasoning": "Mostly helpful.", "score": 4},
+    "ok": {"ok": True},  # the probe of the endpoint's output modes
 }
 # (.5·4 + .3·3 + .2·5) / 5 ; (4 + 2 + 5) / 15 ; (.3·5 + .5·2 + .2·4) / 5
 TECHNICAL_VALUE = 3.9 / 5
@@ -82,6 +94,8 @@ class JudgeServer:
     error_body: str = '{"error": {"message": "internal error", "type": "server_error"}}'
     answer: Callable[[dict[str, Any]], dict[str, Any] | None] | None = None
     """When set, the verdict for a request body (None: the scripted one)."""
+    behaviour: str = "tools"
+    """What the endpoint supports and how it answers (see the module's docstring)."""
     lock: threading.Lock = field(default_factory=threading.Lock)
     port: int = 0
 
@@ -142,23 +156,31 @@ def _handler(server: JudgeServer) -> type[BaseHTTPRequestHandler]:
                 return
             if action == "sleep":
                 time.sleep(1.0)
-            tool = body["tools"][0]["function"]
-            criteria = tool["parameters"]["properties"]
+            refused = _refusal(server.behaviour, body)
+            if refused is not None:
+                self._send(400, json.dumps({"error": {"message": refused, "type": "invalid"}}))
+                return
+            criteria, tool_name = _asked_fields(body)
             custom = server.answer(body) if server.answer is not None else None
             verdict = custom or next(v for k, v in VERDICTS.items() if k in criteria)
             if action == "bad":
                 verdict = {**verdict, next(iter(k for k in verdict if k != "rationale")): 9}
-            message = {
-                "role": "assistant",
-                "content": None,
-                "tool_calls": [
-                    {
-                        "id": f"call_{len(server.requests)}",
-                        "type": "function",
-                        "function": {"name": tool["name"], "arguments": json.dumps(verdict)},
-                    }
-                ],
-            }
+            if tool_name is not None:
+                message: dict[str, Any] = {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [
+                        {
+                            "id": f"call_{len(server.requests)}",
+                            "type": "function",
+                            "function": {"name": tool_name, "arguments": json.dumps(verdict)},
+                        }
+                    ],
+                }
+                finish = "tool_calls"
+            else:
+                content = _styled(server.behaviour, verdict, _is_repair(body))
+                message, finish = {"role": "assistant", "content": content}, "stop"
             self._send(
                 200,
                 json.dumps(
@@ -167,9 +189,7 @@ def _handler(server: JudgeServer) -> type[BaseHTTPRequestHandler]:
                         "object": "chat.completion",
                         "created": 0,
                         "model": body["model"],
-                        "choices": [
-                            {"index": 0, "finish_reason": "tool_calls", "message": message}
-                        ],
+                        "choices": [{"index": 0, "finish_reason": finish, "message": message}],
                         "usage": {
                             "prompt_tokens": PROMPT_TOKENS,
                             "completion_tokens": COMPLETION_TOKENS,
@@ -182,6 +202,57 @@ def _handler(server: JudgeServer) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
+_TEXT_ONLY = ("text", "fenced", "prose", "wrong_field")
+
+
+def _refusal(behaviour: str, body: dict[str, Any]) -> str | None:
+    """The error a server lacking a feature answers a request that uses it with."""
+    if body.get("tools") and behaviour in ("no_tools", *_TEXT_ONLY):
+        return "this model does not support tools"
+    if body.get("response_format") and behaviour in _TEXT_ONLY:
+        return "response_format is not supported"
+    return None
+
+
+def _asked_fields(body: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
+    """The verdict's fields the request asks for, and the output tool's name when the answer
+    must call it: from the output tool, the response format, or the schema in the
+    instructions (prompted JSON)."""
+    tools = [t["function"] for t in body.get("tools") or []]
+    output_tools = [t for t in tools if t["name"].startswith("final_result")]
+    if output_tools:
+        return output_tools[0]["parameters"]["properties"], output_tools[0]["name"]
+    response_format = body.get("response_format") or {}
+    if response_format.get("type") == "json_schema":
+        return response_format["json_schema"]["schema"]["properties"], None
+    system = "\n".join(
+        m["content"] for m in body["messages"] if m["role"] == "system" and m.get("content")
+    )
+    at = system.rfind("JSON Schema")
+    schema, _ = json.JSONDecoder().raw_decode(system, system.index("{", at))
+    return schema["properties"], None
+
+
+def _is_repair(body: dict[str, Any]) -> bool:
+    """Whether the request asks again after an answer that did not validate."""
+    return any(
+        m["role"] in ("user", "tool") and "does not validate" in json.dumps(m.get("content"))
+        for m in body["messages"]
+    )
+
+
+def _styled(behaviour: str, verdict: dict[str, Any], repair: bool) -> str:
+    if behaviour == "wrong_field" and not repair:
+        first = next(iter(verdict))
+        verdict = {(first + "_x" if k == first else k): v for k, v in verdict.items()}
+    text = json.dumps(verdict)
+    if behaviour == "fenced":
+        return f"```json\n{text}\n```"
+    if behaviour == "prose":
+        return f"Here is my assessment.\n{text}\nI hope this helps; ask if anything is unclear."
+    return text
+
+
 def judge_options(server: JudgeServer, tmp_path: Path, **extra: Any) -> dict[str, Any]:
     """Judge settings that reach ``server``, with the key in :data:`KEY_ENV` and the cache in
     ``tmp_path``; ``extra`` adds or replaces options."""
@@ -192,6 +263,8 @@ def judge_options(server: JudgeServer, tmp_path: Path, **extra: Any) -> dict[str
         "timeout_s": 5.0,
         "retries": 1,
         "cache_path": str(tmp_path / "agentgauge.db"),
+        # the tests that count requests count the judge's own; the probe has its own tests
+        "output_mode": "tool",
         **extra,
     }
 

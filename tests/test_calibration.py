@@ -125,6 +125,7 @@ inputs = ["output"]
 [judge]
 model = "judge-model"
 base_url = "{server.base_url}"
+output_mode = "tool"
 """
     )
     out = tmp_path / "calibration.json"

@@ -322,7 +322,10 @@ cache_path = "{tmp_path / "agentgauge.db"}"
     suite = load_suite(suite_file)
     samples = score_traces([review_trace, _planning_trace()], suite)
     assert {r["authorization"] for r in server.requests} == {f"Bearer {API_KEY}"}
-    assert len(server.requests) == 3  # two review judges on the review, planning on the steps
+    # one probe of the endpoint's output modes, shared by the three judges; then two review
+    # judges on the review, planning on the steps
+    assert len(server.requests) == 4
+    assert "ok" in server.requests[0]["body"]["tools"][0]["function"]["parameters"]["properties"]
     assert samples[0].values["technical_accuracy"] == pytest.approx(TECHNICAL_VALUE)
     assert samples[1].values["planning_judge"] == pytest.approx(PLANNING_VALUE)
     assert samples[1].values["technical_accuracy"] is None  # no review in the planning trace

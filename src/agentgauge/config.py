@@ -246,6 +246,7 @@ class Suite(BaseModel):
         base_url: str | None = None,
         api_key_env: str | None = None,
         cache_path: str | None = None,
+        samples: int | None = None,
     ) -> Suite:
         """A copy whose ``[judge]`` settings take the values given (the command line's
         ``--judge``, ``--judge-url`` and ``--judge-api-key-env``); the suite itself when there
@@ -258,11 +259,17 @@ class Suite(BaseModel):
             api_key_env: the environment variable holding the API key.
             cache_path: the judge cache's file (the results store's), unless the suite names
                 one.
+            samples: how many times each judgment is asked (``--judge-samples``).
 
         Raises:
             SuiteError: a URL or key variable without a model to use it for.
         """
-        given = {"model": model, "base_url": base_url, "api_key_env": api_key_env}
+        given = {
+            "model": model,
+            "base_url": base_url,
+            "api_key_env": api_key_env,
+            "samples": samples,
+        }
         chosen = {k: v for k, v in given.items() if v is not None}
         if not chosen and (self.judge is None or cache_path is None):
             return self
@@ -271,7 +278,8 @@ class Suite(BaseModel):
         settings = {**default, **base, **chosen}
         if settings.get("model") is None:
             raise SuiteError(
-                "--judge-url and --judge-api-key-env need --judge MODEL (the model to use)"
+                "--judge-url, --judge-api-key-env and --judge-samples need --judge MODEL (the "
+                "model to use)"
             )
         try:
             return self.model_copy(update={"judge": JudgeSettings(**settings)})

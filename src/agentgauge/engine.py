@@ -55,7 +55,16 @@ from agentgauge.metrics.base import (
 from agentgauge.metrics.text import TEXT_METRICS
 from agentgauge.model import Trace
 from agentgauge.registry import Registry
-from agentgauge.scoring import band, composite, failed_gates, gate_note, recommendation
+from agentgauge.scoring import (
+    UNCERTAIN,
+    band,
+    composite,
+    failed_gates,
+    gate_note,
+    noise_intervals,
+    recommendation,
+    uncertainty,
+)
 from agentgauge.store import MetricRow, PreparedBatch, SampleRow, Store, prepare_batch
 from agentgauge.usage import trace_usage
 
@@ -264,7 +273,14 @@ def _completed(
                 None if comp.value is None else band(comp.value, thresholds),
             )
         value, coverage, verdict, interpretation = scored
-        if gates and (failed := failed_gates(values, gates)):
+        failed = failed_gates(values, gates) if gates else {}
+        noisy = noise_intervals(details) if verdict is not None else {}
+        doubt = uncertainty(values, noisy, suite, failed) if noisy else None
+        if doubt is not None:
+            # the judges' noise could change the verdict: neither the composite's nor a gate's
+            verdict = UNCERTAIN
+            details[UNCERTAIN] = doubt
+        elif failed:
             # a failed gate rejects the sample, and its details say which
             verdict = "reject"
             details["gates"] = {"failed": failed, "note": gate_note(failed)}

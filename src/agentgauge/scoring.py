@@ -3,26 +3,41 @@
 ``composite = Σ wᵢ·vᵢ / Σ wᵢ`` over the metrics whose value is not None (weights renormalised
 over what was measured); ``coverage`` is the share of the total weight that was available. A
 lower-is-better metric (``communication_overhead``) enters as ``vᵢ = 1 − value``.
+
+**uncertain** is the verdict of a sample whose verdict the judges' own noise could change: a
+judge asked several times reports the noise interval of its value (``details[metric]
+["judge_samples"]["interval"]``); the composite is computed again with every such metric at
+the low end and at the high end of its interval (a lower-is-better one the other way round),
+and when the two give different recommendations, or a gated metric's interval straddles its
+floor, the sample is ``uncertain`` instead (:func:`uncertainty`). A gate the interval lies
+wholly below still rejects the sample.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
+from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 __all__ = [
     "THRESHOLD_DECIMALS",
+    "UNCERTAIN",
     "Composite",
     "Thresholds",
     "band",
     "composite",
     "failed_gates",
     "gate_note",
+    "noise_intervals",
     "reaches",
     "recommendation",
+    "uncertainty",
 ]
+
+UNCERTAIN = "uncertain"
+"""The verdict of a sample whose verdict lies within its judges' noise (see the module)."""
 
 
 class Thresholds(BaseModel):
@@ -181,3 +196,91 @@ def band(score: float, thresholds: Thresholds | None = None) -> str:
     if reaches(score, t.fair):
         return "fair"
     return "poor"
+
+
+def noise_intervals(details: Mapping[str, Any]) -> dict[str, tuple[float, float]]:
+    """The noise intervals the metrics of a sample report: metric -> ``(low, high)``, for the
+    repeated judgments whose answers did not all agree.
+
+    Args:
+        details: the sample's details, by metric.
+    """
+    out = {}
+    for name, entry in details.items():
+        repeated = entry.get("judge_samples") if isinstance(entry, Mapping) else None
+        interval = repeated.get("interval") if isinstance(repeated, Mapping) else None
+        if isinstance(interval, list | tuple) and len(interval) == 2 and interval[0] < interval[1]:
+            out[name] = (float(interval[0]), float(interval[1]))
+    return out
+
+
+def _straddles(low: float, high: float, threshold: float) -> bool:
+    return not reaches(low, threshold) and reaches(high, threshold)
+
+
+class _Scored(Protocol):
+    weights: dict[str, float]
+    thresholds: Thresholds
+    gates: dict[str, float]
+
+    @property
+    def lower_is_better(self) -> frozenset[str]: ...
+
+
+def uncertainty(
+    values: Mapping[str, float | None],
+    intervals: Mapping[str, tuple[float, float]],
+    suite: _Scored,
+    failed: Mapping[str, Any],
+) -> dict[str, Any] | None:
+    """Why a sample's verdict is ``uncertain``, or None when its judges' noise cannot change it
+    (or a gate fails outright).
+
+        Args:
+            values: the sample's metric values.
+            intervals: the noise intervals of its repeated judgments (:func:`noise_intervals`).
+            suite: the weights, thresholds, gates and lower-is-better metrics.
+            failed: the gates the sample's values fail (:func:`failed_gates`); one whose noise
+                interval lies wholly below its floor rejects the sample whatever the noise.
+
+        Returns:
+            ``{"composite_interval": [low, high], "recommendations": [at low, at high],
+            "gates": {metric: {"interval", "floor"}}, "note"}`` or None.
+    """
+    outright = [
+        name
+        for name, gate in failed.items()
+        if name not in intervals or not reaches(intervals[name][1], gate["floor"])
+    ]
+    if outright:
+        return None
+    flipped = suite.lower_is_better
+    low = dict(values)
+    high = dict(values)
+    for name, (lo, hi) in intervals.items():
+        low[name], high[name] = (hi, lo) if name in flipped else (lo, hi)
+    notes = []
+    out: dict[str, Any] = {}
+    c_low = composite(low, suite.weights, lower_is_better=flipped).value
+    c_high = composite(high, suite.weights, lower_is_better=flipped).value
+    if c_low is not None and c_high is not None:
+        at = [
+            recommendation(c_low, suite.thresholds)[0],
+            recommendation(c_high, suite.thresholds)[0],
+        ]
+        out["composite_interval"] = [c_low, c_high]
+        if at[0] != at[1]:
+            out["recommendations"] = at
+            notes.append(f"composite {c_low:.3f}–{c_high:.3f} spans {at[0]} and {at[1]}")
+    gates: dict[str, dict[str, Any]] = {}
+    for name, floor in suite.gates.items():
+        if name in intervals and _straddles(*intervals[name], floor):
+            lo, hi = intervals[name]
+            gates[name] = {"interval": [lo, hi], "floor": floor}
+            notes.append(f"{name} {lo:.3f}–{hi:.3f} straddles its gate {floor:g}")
+    if gates:
+        out["gates"] = gates
+    if not notes:
+        return None
+    out["note"] = "; ".join(notes)
+    return out

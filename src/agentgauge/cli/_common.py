@@ -103,6 +103,17 @@ JudgeKeyEnvOption = Annotated[
     ),
 ]
 
+JudgeSamplesOption = Annotated[
+    int | None,
+    typer.Option(
+        "--judge-samples",
+        min=1,
+        max=100,
+        help="Ask each judgment this many times: the value is their mean (majority for "
+        "pass/fail), their spread the judge's measured noise ([judge] samples).",
+    ),
+]
+
 
 OverwriteOption = Annotated[
     bool, typer.Option("--overwrite", help="Replace output files that exist.")
@@ -220,11 +231,10 @@ def write_outputs(
         fail_under: exit 1 when the mean composite is below this.
         extra: top-level keys a domain adds to the JSON document.
     """
-    from agentgauge.documents.summary import run_aggregate
+    from agentgauge.documents.summary import fail_under_check, judge_noise, run_aggregate
     from agentgauge.report.export import write_csv, write_result_json
     from agentgauge.report.html import write_html
     from agentgauge.report.terminal import print_summary
-    from agentgauge.scoring import reaches
     from agentgauge.store import Store
 
     with Store(store_path) as store:
@@ -244,14 +254,8 @@ def write_outputs(
             console.print(f"wrote {path}", markup=False, highlight=False)
         if fail_under is not None:
             mean = run_aggregate(store, run_id)["composite"].mean
-            if mean is None:
-                err_console.print(
-                    f"[red]no composite (no sample could be scored): --fail-under {fail_under} "
-                    "cannot pass[/]"
-                )
-                raise VerdictExit(1)
-            if not reaches(mean, fail_under):
-                err_console.print(
-                    f"[red]composite {mean:.3f} is below --fail-under {fail_under}[/]"
-                )
+            noise = judge_noise(store, run_id)
+            failure = fail_under_check(mean, fail_under, noise.get("composite_se"))
+            if failure is not None:
+                err_console.print(f"[red]{escape(failure)}[/]", highlight=False)
                 raise VerdictExit(1)

@@ -14,6 +14,7 @@ from agentgauge.cli._common import (
     JsonOption,
     JudgeKeyEnvOption,
     JudgeOption,
+    JudgeSamplesOption,
     JudgeUrlOption,
     NameOption,
     OverwriteOption,
@@ -58,14 +59,21 @@ def _check_options(paths: list[Path], resume: str | None, executor: str, trace_f
 
 
 def _with_judge(
-    run: FileRun, judge: str | None, url: str | None, key_env: str | None, db: Path
+    run: FileRun,
+    judge: str | None,
+    url: str | None,
+    key_env: str | None,
+    db: Path,
+    samples: int | None = None,
 ) -> FileRun:
     """The run with the command line's judge in its suite (a warning when no metric uses it)."""
     from dataclasses import replace
 
     from agentgauge.metrics.judge import JUDGE_METRICS
 
-    suite = run.suite.with_judge(model=judge, base_url=url, api_key_env=key_env, cache_path=str(db))
+    suite = run.suite.with_judge(
+        model=judge, base_url=url, api_key_env=key_env, cache_path=str(db), samples=samples
+    )
     if judge is not None and not any(suite.kind(n) in JUDGE_METRICS for n in suite.metrics):
         err_console.print(
             f"[yellow]warning:[/] suite {suite.name!r} has no judge metric (rubric, "
@@ -120,6 +128,7 @@ def evaluate(
     judge: JudgeOption = None,
     judge_url: JudgeUrlOption = None,
     judge_api_key_env: JudgeKeyEnvOption = None,
+    judge_samples: JudgeSamplesOption = None,
     name: NameOption = None,
     tags: TagOption = None,
     overwrite: OverwriteOption = False,
@@ -144,7 +153,7 @@ def evaluate(
             run = resume_file_run(store, resume, paths, force=force)
         else:
             run = FileRun(load_suite(suite), paths, trace_format)
-        run = _with_judge(run, judge, judge_url, judge_api_key_env, db)
+        run = _with_judge(run, judge, judge_url, judge_api_key_env, db, judge_samples)
         try:
             options = EvaluateOptions(
                 jobs=jobs,

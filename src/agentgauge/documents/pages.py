@@ -19,7 +19,7 @@ import numpy as np
 from agentgauge.documents.compare import PairBy, compare_runs
 from agentgauge.documents.safe import MAX_CONTENT, as_text, clean, clip
 from agentgauge.documents.sections import run_sections
-from agentgauge.documents.summary import run_aggregate, run_usage, run_verdict
+from agentgauge.documents.summary import judge_noise, run_aggregate, run_usage, run_verdict
 from agentgauge.model import Trace
 from agentgauge.stats import summarize
 from agentgauge.store import RunInfo, SampleQuery, SampleRow, Store
@@ -49,13 +49,16 @@ these, not one answer of hundreds of megabytes)."""
 # runs ---------------------------------------------------------------------------------------
 
 
-def run_row(store: Store, run: RunInfo) -> dict[str, Any]:
+def run_row(store: Store, run: RunInfo, noise: dict[str, Any] | None = None) -> dict[str, Any]:
     """One run as the runs list shows it.
 
     Args:
         store: the store holding the run.
         run: the run.
+        noise: the run's judge noise, when the caller has it already.
     """
+    if noise is None:
+        noise = judge_noise(store, run.id)
     summary = summarize(store.composites(run.id))
     costs = [u["cost_usd"] for u in store.usages(run.id) if u and u.get("cost_usd") is not None]
     gated = {name: summarize(store.metric_values(run.id, name)).mean for name in run.gates}
@@ -72,7 +75,7 @@ def run_row(store: Store, run: RunInfo) -> dict[str, Any]:
         "n_samples": run.n_samples,
         "n_errors": run.n_errors,
         "composite": summary.as_dict(),
-        **run_verdict(run, summary.mean, gated),
+        **run_verdict(run, summary.mean, gated, composite_se=noise.get("composite_se")),
         "cost_usd": sum(costs) if costs else None,
         "created_at": run.created_at,
         "finished_at": run.finished_at,
@@ -110,8 +113,10 @@ def run_document(store: Store, run_id: str) -> dict[str, Any]:
     ]
     mean_coverage, lowest_coverage, n_failed = store.coverage(run.id)
     errors = store.read_errors(run.id)
+    noise = judge_noise(store, run.id)
     return {
-        "run": {**run_row(store, run), "sources": run.sources, "config": run.config},
+        "run": {**run_row(store, run, noise), "sources": run.sources, "config": run.config},
+        "judge_noise": noise,
         "metrics": metrics,
         "composite": {
             **aggregate["composite"].as_dict(),

@@ -16,7 +16,13 @@ Who does what:
   each attempt (pydantic-ai's ``ModelSettings.timeout``);
 - token usage is pydantic-ai's ``RunUsage`` of the run; its cost comes from
   :func:`~agentgauge.judges.cost.call_cost` and counts against the
-  :class:`~agentgauge.judges.budget.JudgeSpend` budget.
+  :class:`~agentgauge.judges.budget.JudgeSpend` budget;
+- the output mode (:mod:`~agentgauge.judges.output`) is the one configured, or, with
+  ``output_mode = "auto"``, the first of tool calling, ``response_format`` and prompted JSON
+  that the endpoint answers a probe with; the probe is made once per run (its outcome is
+  kept in the cache, so that every worker process of the run uses the same mode);
+- a repeated judgment (``samples`` > 1) is one request per sample index, each with its own
+  cache entry and, where the provider takes one, its own seed (the index).
 
 The API key is read from the environment variable ``api_key_env`` when the call is made; it is
 never stored, logged or put in a reason (provider error messages are scrubbed of it).
@@ -39,18 +45,30 @@ from agentgauge._redact import redact_error
 from agentgauge.judges.budget import JudgeSpend
 from agentgauge.judges.cache import JudgeCache, cache_key
 from agentgauge.judges.cost import call_cost
+from agentgauge.judges.output import (
+    MODES,
+    PROBE_PROMPT,
+    OutputMode,
+    ProbeVerdict,
+    prompted_instructions,
+    read_verdict,
+)
 from agentgauge.judges.settings import JudgeSettings
 
 if TYPE_CHECKING:
     from pydantic_ai import Agent
     from pydantic_ai.models import Model
+    from pydantic_ai.toolsets import AbstractToolset
 
 __all__ = [
+    "TRAIL",
     "JudgeFailure",
     "JudgeRequest",
     "JudgeSession",
     "JudgeVerdict",
+    "OutputModeUnavailable",
     "cached_verdict",
+    "detect_output_mode",
     "request_key",
     "run_sync",
 ]
@@ -68,6 +86,12 @@ class JudgeRequest:
         instructions: the system instructions.
         prompt: the user prompt built from one trace.
         verdict_type: the structured output model.
+        sample: the sample index of a repeated judgment (0 for the first or only one): each
+            index is its own request and cache entry.
+        toolset: tools the judge may call while it judges (the trace-exploring tools).
+        context: what the tools show that the prompt does not, for the cache key (the
+            explored trace's fingerprint).
+        max_requests: the most model requests of the judgment (tool calls make several).
     """
 
     judge: str
@@ -75,6 +99,10 @@ class JudgeRequest:
     instructions: str
     prompt: str
     verdict_type: type[BaseModel]
+    sample: int = 0
+    toolset: AbstractToolset[None] | None = None
+    context: str = ""
+    max_requests: int | None = None
 
 
 @dataclass(frozen=True)
@@ -136,16 +164,30 @@ def request_key(model_id: str, request: JudgeRequest) -> str:
         model_id: the judge model's identity (:attr:`JudgeSettings.model_id`).
         request: the judge call.
     """
-    return cache_key(
-        model=model_id,
-        prompt_version=request.prompt_version,
-        parts={
-            "judge": request.judge,
-            "instructions": request.instructions,
-            "prompt": request.prompt,
-            "schema": _schema(request.verdict_type),
-        },
-    )
+    parts: dict[str, Any] = {
+        "judge": request.judge,
+        "instructions": request.instructions,
+        "prompt": request.prompt,
+        "schema": _schema(request.verdict_type),
+    }
+    # the first sample keeps the key of a single judgment: runs before repeated sampling, and
+    # runs with samples = 1, share their cached answers with the first sample of any run
+    if request.sample:
+        parts["sample"] = request.sample
+    if request.context:
+        parts["context"] = request.context
+    return cache_key(model=model_id, prompt_version=request.prompt_version, parts=parts)
+
+
+_MODE_VERSION = "output-mode/1"
+
+
+def _mode_key(model_id: str) -> str:
+    return cache_key(model=model_id, prompt_version=_MODE_VERSION, parts={})
+
+
+_MODES_SEEN: dict[str, OutputMode] = {}
+"""The output mode found for each judge model in this process."""
 
 
 def cached_verdict(settings: JudgeSettings, request: JudgeRequest) -> JudgeVerdict | None:
@@ -167,6 +209,74 @@ def cached_verdict(settings: JudgeSettings, request: JudgeRequest) -> JudgeVerdi
     finally:
         cache.close()
     return None if hit is None else JudgeVerdict(hit[0], hit[1], cached=True)
+
+
+class OutputModeUnavailable(Exception):
+    """The probe of an endpoint's output modes failed for a reason other than a missing
+    feature (a refused key, a timeout): no mode can be chosen."""
+
+
+def _unsupported(exc: BaseException) -> bool:
+    """Whether a probe's failure says that the endpoint lacks the feature (rather than that
+    the endpoint cannot be used at all)."""
+    from pydantic_ai.exceptions import ModelHTTPError, UnexpectedModelBehavior
+
+    if isinstance(exc, ModelHTTPError):
+        return exc.status_code not in (401, 403, 408, 429)
+    return isinstance(exc, UnexpectedModelBehavior)
+
+
+async def detect_output_mode(model: Model, settings: JudgeSettings) -> OutputMode:
+    """The first output mode the endpoint answers a small probe with: tool calling, then
+    ``response_format``; prompted JSON when it takes neither.
+
+    Args:
+        model: the judge model (built).
+        settings: the judge settings (their timeout and retries).
+
+    Raises:
+        OutputModeUnavailable: the probe failed for another reason (its reason is the message).
+    """
+    from pydantic_ai import Agent
+    from pydantic_ai.exceptions import AgentRunError
+    from pydantic_ai.settings import ModelSettings
+
+    for mode in MODES[:-1]:
+        agent: Agent[None, Any] = Agent(
+            model,
+            output_type=_output_type(mode, ProbeVerdict),
+            model_settings=ModelSettings(
+                temperature=0.0, timeout=settings.timeout_s, max_retries=settings.retries
+            ),
+            retries={"output": 0},
+        )
+        try:
+            await agent.run(PROBE_PROMPT)
+        except (AgentRunError, TimeoutError) as exc:
+            if not _unsupported(exc):
+                raise OutputModeUnavailable(_failure_reason(exc)) from None
+            continue
+        return mode
+    return "prompted"
+
+
+def _output_type(mode: OutputMode, verdict_type: type[BaseModel]) -> Any:
+    from pydantic_ai import NativeOutput, TextOutput, ToolOutput
+
+    if mode == "tool":
+        return ToolOutput(verdict_type)
+    if mode == "native":
+        return NativeOutput(verdict_type)
+
+    def parse(text: str) -> BaseModel:
+        from pydantic_ai import ModelRetry
+
+        try:
+            return read_verdict(text, verdict_type)
+        except ValueError as exc:
+            raise ModelRetry(str(exc)) from None
+
+    return TextOutput(parse)
 
 
 def _build_model(settings: JudgeSettings, api_key: str | None) -> Model:
@@ -208,11 +318,13 @@ class JudgeSession:
         self._spend = spend
         self._semaphore = asyncio.Semaphore(settings.concurrency)
         self._inflight: dict[str, asyncio.Task[JudgeVerdict | JudgeFailure]] = {}
-        self._agents: dict[str, Agent[None, Any]] = {}
+        self._agents: dict[tuple[str, str, str], Agent[None, Any]] = {}
         self._model: Model | None = None
         self._setup_failure: str | None = None
         self._api_key: str | None = None
         self._cache: JudgeCache | None = None
+        self._mode: OutputMode | None = None
+        self._mode_lock = asyncio.Lock()
 
     async def __aenter__(self) -> JudgeSession:
         env = self.settings.api_key_env
@@ -241,6 +353,50 @@ class JudgeSession:
     def _key(self, request: JudgeRequest) -> str:
         return request_key(self.model_id, request)
 
+    @property
+    def mode(self) -> OutputMode | None:
+        """The output mode of this session's calls, once it is known."""
+        return self._mode
+
+    async def output_mode(self) -> OutputMode | JudgeFailure:
+        """The output mode of the calls: the configured one, or the one found for this model
+        in this run (this process, then the cache), or found now by a probe (then kept).
+        """
+        if self._mode is not None:
+            return self._mode
+        async with self._mode_lock:
+            if self._mode is not None:
+                return self._mode
+            if self._setup_failure is not None:
+                return JudgeFailure(self._setup_failure)
+            configured = self.settings.output_mode
+            if configured != "auto":
+                self._mode = configured
+                return configured
+            key = _mode_key(self.model_id)
+            found = _MODES_SEEN.get(key)
+            if found is None and self._cache is not None and (hit := self._cache.get(key)):
+                found = hit[0].get("mode")
+            if found not in MODES:
+                assert self._model is not None
+                try:
+                    found = await detect_output_mode(self._model, self.settings)
+                except OutputModeUnavailable as exc:
+                    reason = f"the judge's output modes could not be probed: {exc}"
+                    return JudgeFailure(redact_error(reason, self._api_key))
+                if self._cache is not None:
+                    self._cache.put(
+                        key,
+                        model=self.model_id,
+                        prompt_version=_MODE_VERSION,
+                        output={"mode": found},
+                        usage={},
+                    )
+            assert found in MODES
+            _MODES_SEEN[key] = found
+            self._mode = found
+            return found
+
     async def judge(self, request: JudgeRequest) -> JudgeVerdict | JudgeFailure:
         """The verdict for ``request``: from the memo, the cache, or one model call.
 
@@ -264,37 +420,54 @@ class JudgeSession:
         self._inflight[key] = task
         return await task
 
-    def _agent(self, request: JudgeRequest) -> Agent[None, Any]:
+    def _agent(self, request: JudgeRequest, mode: OutputMode) -> Agent[None, Any]:
         from pydantic_ai import Agent
         from pydantic_ai.settings import ModelSettings
 
-        agent = self._agents.get(request.judge)
+        slot = (request.judge, mode, request.instructions)
+        agent = self._agents.get(slot)
         if agent is None:
             s = self.settings
+            instructions = request.instructions
+            if mode == "prompted":
+                instructions = prompted_instructions(instructions, request.verdict_type)
             agent = Agent(
                 self._model,
-                output_type=request.verdict_type,
-                instructions=request.instructions,
+                output_type=_output_type(mode, request.verdict_type),
+                instructions=instructions,
                 model_settings=ModelSettings(
-                    temperature=0.0, timeout=s.timeout_s, max_retries=s.retries
+                    temperature=s.temperature, timeout=s.timeout_s, max_retries=s.retries
                 ),
                 retries={"output": s.output_retries},
             )
-            self._agents[request.judge] = agent
+            self._agents[slot] = agent
         return agent
 
     async def _call(self, key: str, request: JudgeRequest) -> JudgeVerdict | JudgeFailure:
         from pydantic_ai.exceptions import AgentRunError
+        from pydantic_ai.settings import ModelSettings
+        from pydantic_ai.usage import UsageLimits
 
         if self._setup_failure is not None:
             return JudgeFailure(self._setup_failure)
+        mode = await self.output_mode()
+        if isinstance(mode, JudgeFailure):
+            return mode
+        # a repeated judgment varies the seed where the provider takes one
+        run_settings = ModelSettings(seed=request.sample) if self.settings.samples > 1 else None
+        limits = UsageLimits(request_limit=request.max_requests) if request.max_requests else None
         async with self._semaphore:
             # no await between the budget's check and its count: atomic on this event loop
             refused = self._spend.reserve(self.settings)
             if refused is not None:
                 return JudgeFailure(refused)
             try:
-                result = await self._agent(request).run(request.prompt)
+                result = await self._agent(request, mode).run(
+                    request.prompt,
+                    model_settings=run_settings,
+                    usage_limits=limits,
+                    toolsets=[request.toolset] if request.toolset is not None else None,
+                )
             except (AgentRunError, TimeoutError) as exc:
                 return JudgeFailure(redact_error(_failure_reason(exc), self._api_key))
         run_usage = result.usage
@@ -309,6 +482,9 @@ class JudgeSession:
             "cost_source": cost_source,
         }
         output = result.output.model_dump()
+        trail = getattr(request.toolset, "trail", None)
+        if callable(trail):
+            output[TRAIL] = trail()
         verdict = JudgeVerdict(output, usage)
         _remember(key, verdict)
         if self._cache is not None:
@@ -320,6 +496,11 @@ class JudgeSession:
                 usage=usage,
             )
         return verdict
+
+
+TRAIL = "_explored"
+"""The key of a verdict's output under which a judge's tool calls are recorded (what it
+listed, read and searched)."""
 
 
 def run_sync(coro: Coroutine[Any, Any, _T]) -> _T:

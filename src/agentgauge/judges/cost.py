@@ -6,7 +6,8 @@ genai-prices figure, else unknown (None).
 A metric that calls a model reports the call in its details as ``usage`` (the call's tokens,
 ``requests`` and ``cost_usd``) beside ``cached`` (True when the verdict was already paid for:
 the cache, or the same call made for another sample or metric of the run); the rubric's
-evaluation steps are reported the same way under ``steps_generation``. :func:`judge_spend`
+evaluation steps are reported the same way under ``steps_generation``, and each answer of a
+repeated judgment under ``judge_samples["calls"]``. :func:`judge_spend`
 adds up the live calls of one sample, so that a run's judging cost is the sum over its samples
 and nothing cached is counted again.
 """
@@ -43,9 +44,12 @@ def call_cost(settings: JudgeSettings, usage: RunUsage) -> tuple[float | None, s
 
 
 def _calls(details: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    repeated = details.get("judge_samples")
+    calls = repeated.get("calls") if isinstance(repeated, Mapping) else None
+    entries = [details, details.get("steps_generation"), *(calls or [])]
     return [
         entry
-        for entry in (details, details.get("steps_generation"))
+        for entry in entries
         if isinstance(entry, Mapping)
         and isinstance(entry.get("usage"), Mapping)
         and isinstance(entry.get("cached"), bool)
@@ -69,7 +73,8 @@ def judge_spend(details: Iterable[Mapping[str, Any]]) -> dict[str, Any] | None:
     entries = [
         entry
         for d in details
-        if "usage" in d or "steps_generation" in d  # most metrics call no model: no call
+        # most metrics call no model: no call
+        if "usage" in d or "steps_generation" in d or "judge_samples" in d
         for entry in _calls(d)
     ]
     if not entries:

@@ -42,6 +42,20 @@ class JudgeSettings(BaseModel):
         fallback: ``"heuristic"`` computes a labelled heuristic when a review or planning judge
             is unavailable; None (default) leaves the metric None with the reason. The other
             judges have no heuristic and are None with the reason either way.
+        samples: how many times each judgment is asked (independent requests, each cached
+            under its own sample index, the seed varied where the provider takes one); the
+            value is the mean of the answers (the majority for pass/fail judges) and the
+            spread of the answers is the judge's measured noise.
+        temperature: the sampling temperature of every judge request.
+        output_mode: how the judge returns its structured verdict: ``"tool"`` (a function
+            call), ``"native"`` (``response_format`` with the JSON Schema), ``"prompted"``
+            (JSON asked for in the instructions, validated strictly, one repair request) or
+            ``"auto"`` (default: the endpoint is probed once per run, in that order).
+        long_traces: what a judge does with a trace longer than ``trace_budget_tokens``:
+            ``"tools"`` (default: it explores the trace with tools: list, read and search the
+            steps), ``"chunks"`` (each window of steps is judged, then the windows' findings)
+            or ``"truncate"`` (the middle is cut out, with a marker).
+        max_tool_calls: the most trace-exploring tool calls of one judgment.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -61,6 +75,11 @@ class JudgeSettings(BaseModel):
     excerpt_chars: int = Field(default=12000, ge=1)
     trace_budget_tokens: int = Field(default=3000, ge=50)
     fallback: Literal["heuristic"] | None = None
+    samples: int = Field(default=1, ge=1, le=100)
+    temperature: float = Field(default=0.0, ge=0, le=2)
+    output_mode: Literal["auto", "tool", "native", "prompted"] = "auto"
+    long_traces: Literal["tools", "chunks", "truncate"] = "tools"
+    max_tool_calls: int = Field(default=20, ge=1, le=500)
 
     @property
     def model_id(self) -> str | None:

@@ -32,6 +32,7 @@ from agentgauge.judges.client import (
     cached_verdict,
     run_sync,
 )
+from agentgauge.judges.noise import straddles
 from agentgauge.judges.prompts import (
     GOAL_ACCURACY,
     TRAJECTORY_JUDGE,
@@ -54,10 +55,10 @@ from agentgauge.judges.rubric import (
 from agentgauge.metrics.base import metric
 from agentgauge.metrics.judge import JudgeMetric
 from agentgauge.model import Trace
+from agentgauge.scoring import reaches
 
 __all__ = ["GoalAccuracy", "Rubric", "TrajectoryJudge"]
 
-_DIGITS = 9  # thresholds compare after rounding, so that 0.7 reaches a threshold of 0.7
 _STEPS_PENDING = "(written by the judge from the criteria on the first run, then cached)"
 
 
@@ -88,6 +89,7 @@ class Rubric(JudgeMetric):
         self.inputs = check_inputs(inputs)
         self.threshold = float(threshold)
         self.steps: list[str] | None = [str(s).strip() for s in steps] if steps else None
+        self.aggregate = "majority" if self.scale.low is None else "mean"
         self._steps_source = "given" if steps else "generated"
         self._steps_report: dict[str, Any] = {}
         self.spec = JudgeSpec(
@@ -175,13 +177,26 @@ class Rubric(JudgeMetric):
         }
         return view.text, shown
 
+    def _combined(
+        self, details: dict[str, Any], value: float, interval: tuple[float, float]
+    ) -> None:
+        """The threshold applied to the combined value; ``uncertain`` when the judge's noise
+        interval straddles it (``passed`` is then the combined value's side)."""
+        details["passed"] = reaches(value, self.threshold)
+        details["uncertain"] = straddles(interval, self.threshold)
+        if self.scale.low is not None and self.scale.high is not None:
+            span = self.scale.high - self.scale.low
+            details["score"] = self.scale.low + value * span
+        else:
+            details["verdict"] = "pass" if value == 1.0 else "fail" if value == 0.0 else "tie"
+
     def _score(self, output: dict[str, Any]) -> tuple[float, dict[str, Any], str | None]:
         value, said = self.scale.value(output)
         details = {
             **said,
             "scale": self.scale.label,
             "threshold": self.threshold,
-            "passed": round(value, _DIGITS) >= round(self.threshold, _DIGITS),
+            "passed": reaches(value, self.threshold),
             "criteria": self.criteria,
             "steps": self.steps,
             "steps_source": self._steps_source,
@@ -197,6 +212,7 @@ class GoalAccuracy(JudgeMetric):
     """Whether the agent achieved its user's goal, judged from the task, steps and output."""
 
     spec = GOAL_ACCURACY
+    aggregate = "majority"
 
     def _configure(self, *, use_reference: bool = True) -> None:
         self.use_reference = use_reference

@@ -46,12 +46,14 @@ from typing import Any
 from agentgauge._stop_words import english_stop_words
 from agentgauge.judges.budget import JudgeSpend
 from agentgauge.judges.client import (
+    TRAIL,
     JudgeFailure,
     JudgeRequest,
     JudgeSession,
     JudgeVerdict,
     run_sync,
 )
+from agentgauge.judges.noise import Aggregate, combine
 from agentgauge.judges.preflight import check_judge
 from agentgauge.judges.prompts import PLANNING_RATIONALITY, JudgeSpec, planning_prompt
 from agentgauge.judges.render import CHARS_PER_TOKEN
@@ -139,6 +141,8 @@ class JudgeMetric:
 
     name: str
     spec: JudgeSpec
+    aggregate: Aggregate = "mean"
+    """How repeated answers combine: their mean (ordinal judges) or majority (pass/fail)."""
 
     def __init__(self, **options: Any) -> None:
         own = {name: options.pop(name) for name in _own_options(type(self)) if name in options}
@@ -202,13 +206,14 @@ class JudgeMetric:
         prepared = self._prepare(trace)
         return prepared if isinstance(prepared, str) else (self.instructions(), prepared[0])
 
-    def _request(self, prompt: str) -> JudgeRequest:
+    def _request(self, prompt: str, sample: int = 0) -> JudgeRequest:
         return JudgeRequest(
             judge=self.spec.name,
             prompt_version=self.spec.prompt_version,
             instructions=self.instructions(),
             prompt=prompt,
             verdict_type=self.spec.verdict_type,
+            sample=sample,
         )
 
     def score(self, trace: Trace) -> MetricResult:
@@ -239,58 +244,109 @@ class JudgeMetric:
                 for item in prepared
             ]
         prompts = [p[0] for p in prepared if not isinstance(p, str)]
-        outcomes = iter(await self._judge_all(prompts))
+        answers, mode = await self._judge_all(prompts)
+        outcomes = iter(answers)
         results = [
             MetricResult.missing(item, method="llm_judge")
             if isinstance(item, str)
-            else self._result(trace, item[1], next(outcomes))
+            else self._result(trace, item[1], next(outcomes), mode)
             for trace, item in zip(traces, prepared, strict=True)
         ]
         if results and (extra := self._setup_details()):
             results[0].details.update(extra)
         return results
 
-    async def _judge_all(self, prompts: list[str]) -> list[JudgeVerdict | JudgeFailure]:
+    async def _judge_all(
+        self, prompts: list[str]
+    ) -> tuple[list[list[JudgeVerdict | JudgeFailure]], str | None]:
+        """Each prompt's answers (``samples`` of them) and the output mode they came in."""
+        k = self.settings.samples
         if self.settings.model is None:
-            return [JudgeFailure("no judge configured") for _ in prompts]
+            return [[JudgeFailure("no judge configured")] for _ in prompts], None
         async with JudgeSession(self.settings, self._spend) as session:
             if prompts and (problem := await self._setup(session)) is not None:
-                return [JudgeFailure(problem) for _ in prompts]
-            requests = [self._request(p) for p in prompts]
-            return list(await asyncio.gather(*(session.judge(r) for r in requests)))
+                return [[JudgeFailure(problem)] for _ in prompts], session.mode
+            requests = [self._request(p, i) for p in prompts for i in range(k)]
+            flat = list(await asyncio.gather(*(session.judge(r) for r in requests)))
+            return [flat[j : j + k] for j in range(0, len(flat), k)], session.mode
+
+    def _combined(
+        self, details: dict[str, Any], value: float, interval: tuple[float, float]
+    ) -> None:
+        """Adjust the details of a repeated judgment to its combined value (in place)."""
 
     def _result(
-        self, trace: Trace, shown: dict[str, Any], outcome: JudgeVerdict | JudgeFailure
+        self,
+        trace: Trace,
+        shown: dict[str, Any],
+        answers: list[JudgeVerdict | JudgeFailure],
+        mode: str | None = None,
     ) -> MetricResult:
-        if isinstance(outcome, JudgeFailure):
-            fallback = self._heuristic(trace) if self.settings.fallback == "heuristic" else None
-            if fallback is not None:
-                return MetricResult(
-                    value=fallback.value,
-                    details={
-                        **fallback.details,
-                        "method": "heuristic",
-                        "judge_unavailable": outcome.reason,
-                    },
-                    reason=f"heuristic fallback, not an LLM judgement ({outcome.reason})"
-                    + (f"; {fallback.reason}" if fallback.reason else ""),
-                )
-            return MetricResult.missing(
-                outcome.reason, method="llm_judge", model=self.settings.model_id
+        verdicts = [a for a in answers if isinstance(a, JudgeVerdict)]
+        if not verdicts:
+            failure = next(a for a in answers if isinstance(a, JudgeFailure))
+            return self._failed(trace, failure)
+        scored = [self._score(v.output) for v in verdicts]
+        value, details, reason = scored[0]
+        explored = verdicts[0].output.get(TRAIL)
+        common = {"method": "llm_judge", "model": self.settings.model_id}
+        if mode is not None:
+            common["output_mode"] = mode
+        if explored is not None:
+            common["explored"] = explored
+        if len(answers) == 1:
+            return MetricResult(
+                value=value,
+                details={
+                    **common,
+                    "prompt_version": self.spec.prompt_version,
+                    **details,
+                    "usage": verdicts[0].usage,
+                    "cached": verdicts[0].cached,
+                    **shown,
+                },
+                reason=reason,
             )
-        value, details, reason = self._score(outcome.output)
-        return MetricResult(
-            value=value,
-            details={
-                "method": "llm_judge",
-                "model": self.settings.model_id,
-                "prompt_version": self.spec.prompt_version,
-                **details,
-                "usage": outcome.usage,
-                "cached": outcome.cached,
-                **shown,
+        values = [v for v, _, _ in scored]
+        combined = combine(values, self.aggregate)
+        failed = [a.reason for a in answers if isinstance(a, JudgeFailure)]
+        details = {
+            **common,
+            "prompt_version": self.spec.prompt_version,
+            **details,
+            "judge_samples": {
+                "k": len(answers),
+                "aggregate": self.aggregate,
+                "values": values,
+                "sd": combined.sd,
+                "interval": list(combined.interval),
+                "answers": [
+                    {k: v for k, v in verdict.output.items() if k != TRAIL} for verdict in verdicts
+                ],
+                "failed": failed,
+                "calls": [{"usage": v.usage, "cached": v.cached} for v in verdicts],
             },
-            reason=reason,
+            "cached": all(v.cached for v in verdicts),
+            **shown,
+        }
+        self._combined(details, combined.value, combined.interval)
+        return MetricResult(value=combined.value, details=details, reason=reason)
+
+    def _failed(self, trace: Trace, outcome: JudgeFailure) -> MetricResult:
+        fallback = self._heuristic(trace) if self.settings.fallback == "heuristic" else None
+        if fallback is not None:
+            return MetricResult(
+                value=fallback.value,
+                details={
+                    **fallback.details,
+                    "method": "heuristic",
+                    "judge_unavailable": outcome.reason,
+                },
+                reason=f"heuristic fallback, not an LLM judgement ({outcome.reason})"
+                + (f"; {fallback.reason}" if fallback.reason else ""),
+            )
+        return MetricResult.missing(
+            outcome.reason, method="llm_judge", model=self.settings.model_id
         )
 
 

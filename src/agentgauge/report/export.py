@@ -4,9 +4,13 @@ The JSON document is the contract other tools read::
 
     {"run_id", "suite", "config", "status",
      "aggregate": {METRIC: {"mean", "ci_low", "ci_high", "n", "n_missing"},
-                   "composite": {..., "mean_coverage", "recommendation", "band"}},
+                   "composite": {..., "mean_coverage", "recommendation", "band",
+                                 "uncertain_samples" (runs with repeated judgments)}},
      "usage": {"agent": {FIELD: {"total", "mean", "ci_low", "ci_high", "n", "n_missing"}},
                "judge": {...totals} | null, "composite_per_usd", "composite_per_1k_tokens"},
+     "judge_noise": {METRIC: {"samples", "answers", "aggregate", "mean_sd", "mean_sd_ci",
+                              "pooled_sd", "pooled_sd_ci", "agreement", "unanimous", "alpha",
+                              "alpha_level", "between_sd", "noise_to_spread", "uncertain"}},
      "samples": [{"id", "task_id", "metrics", "details", "reasons", "composite", "coverage",
                   "recommendation", "band", "error", "source", "line", "usage"}],
      "errors": [{"source", "line", "field", "message"}]}
@@ -14,7 +18,9 @@ The JSON document is the contract other tools read::
 The usage ``FIELD``s are ``input_tokens``, ``output_tokens``, ``cache_read_tokens``,
 ``total_tokens``, ``cost_usd`` and ``model_calls`` (the agent's, by the rule of
 :mod:`agentgauge.usage`); a sample's ``usage`` holds them with ``judge``, what the judges spent
-on it in this run.
+on it in this run. A sample's ``recommendation`` may be ``uncertain``: its judges' own noise
+could change its verdict (:mod:`agentgauge.scoring`); the run's too, when the judges' noise in
+the mean composite spans a threshold.
 """
 
 from __future__ import annotations
@@ -26,7 +32,14 @@ from pathlib import Path
 from typing import Any
 
 from agentgauge._atomic import atomic_path
-from agentgauge.documents.summary import USAGE_FIELDS, finite, run_aggregate, run_usage, run_verdict
+from agentgauge.documents.summary import (
+    USAGE_FIELDS,
+    finite,
+    judge_noise,
+    run_aggregate,
+    run_usage,
+    run_verdict,
+)
 from agentgauge.store import RunInfo, SampleRow, Store
 
 __all__ = [
@@ -72,7 +85,12 @@ def _head(store: Store, run: RunInfo) -> dict[str, Any]:
     composite = aggregate["composite"].as_dict()
     composite["mean_coverage"] = store.coverage(run.id)[0]
     means = {name: summary.mean for name, summary in aggregate.items()}
-    composite.update(run_verdict(run, aggregate["composite"].mean, means))
+    noise = judge_noise(store, run.id)
+    composite.update(
+        run_verdict(run, aggregate["composite"].mean, means, composite_se=noise.get("composite_se"))
+    )
+    if noise:
+        composite["uncertain_samples"] = noise["uncertain"]
     return {
         "run_id": run.id,
         "kind": run.kind,
@@ -83,6 +101,7 @@ def _head(store: Store, run: RunInfo) -> dict[str, Any]:
         "config": run.config,
         "aggregate": {**{k: v.as_dict() for k, v in aggregate.items()}, "composite": composite},
         "usage": run_usage(store, run.id),
+        "judge_noise": noise.get("metrics", {}),
     }
 
 

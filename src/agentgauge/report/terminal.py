@@ -10,11 +10,17 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from agentgauge.documents.summary import USAGE_FIELDS, run_aggregate, run_usage, run_verdict
+from agentgauge.documents.summary import (
+    USAGE_FIELDS,
+    judge_noise,
+    run_aggregate,
+    run_usage,
+    run_verdict,
+)
 from agentgauge.scoring import gate_note
 from agentgauge.store import Store
 
-__all__ = ["compact_table", "print_runs", "print_summary", "print_usage"]
+__all__ = ["compact_table", "print_judge_noise", "print_runs", "print_summary", "print_usage"]
 
 
 def _fmt(value: float | None, digits: int = 3) -> str:
@@ -84,8 +90,20 @@ def print_summary(store: Store, run_id: str, console: Console | None = None) -> 
         str(comp.n_missing),
     )
     console.print(table)
-    verdict = run_verdict(run, comp.mean, {name: s.mean for name, s in aggregate.items()})
-    if verdict["band"] is not None:
+    noise = judge_noise(store, run.id)
+    means = {name: s.mean for name, s in aggregate.items()}
+    verdict = run_verdict(run, comp.mean, means, composite_se=noise.get("composite_se"))
+    if noise:
+        print_judge_noise(noise, console)
+    if verdict.get("uncertain"):
+        low, high = verdict["uncertain"]["interval"]
+        at_low, at_high = verdict["uncertain"]["recommendations"]
+        console.print(
+            f"run verdict: [bold]uncertain[/]: the mean composite's interval {low:.3f}–"
+            f"{high:.3f} under the judges' noise spans {at_low} and {at_high} · band "
+            f"[bold]{escape(str(verdict['band']))}[/]"
+        )
+    elif verdict["band"] is not None:
         console.print(
             f"run verdict: [bold]{escape(str(verdict['recommendation']))}[/] "
             f"(weight {verdict['recommendation_weight']:+.1f}) · "
@@ -114,6 +132,47 @@ def print_summary(store: Store, run_id: str, console: Console | None = None) -> 
             console.print(f"  {e}", markup=False, highlight=False)
         if len(errors) > 10:
             console.print(f"  … and {len(errors) - 10} more")
+
+
+def _interval(ci: Any) -> str:
+    return "" if not ci else f" [{ci[0]:.3f}, {ci[1]:.3f}]"
+
+
+def print_judge_noise(noise: dict[str, Any], console: Console) -> None:
+    """Print each repeated judge metric's noise beside the run's spread, and the count of
+    ``uncertain`` samples.
+
+    Args:
+        noise: :func:`agentgauge.documents.summary.judge_noise` of the run.
+        console: where to print.
+    """
+    table = compact_table(
+        "judge noise (each judgment asked k times; unit scale; [95% CI])",
+        caption="sd: mean within-sample SD; pooled: root mean within-sample variance; agree: "
+        "equal pairs of answers; alpha: Krippendorff's across repeats; spread: SD between "
+        "samples; uncertain: the metric's threshold within its noise",
+        caption_justify="left",
+    )
+    for col in ("metric", "k", "sd", "pooled", "agree", "alpha", "spread", "uncertain"):
+        table.add_column(col, justify="left" if col == "metric" else "right", no_wrap=True)
+    for name, m in noise["metrics"].items():
+        k = m["answers"] / m["samples"] if m["samples"] else 0
+        table.add_row(
+            escape(name),
+            f"{k:g}",
+            _fmt(m["mean_sd"]) + _interval(m["mean_sd_ci"]),
+            _fmt(m["pooled_sd"]) + _interval(m["pooled_sd_ci"]),
+            _fmt(m["agreement"], 2),
+            _fmt(m["alpha"], 2),
+            _fmt(m["between_sd"]),
+            str(m["uncertain"]),
+        )
+    console.print(table)
+    if noise["uncertain"]:
+        console.print(
+            f"[yellow]{noise['uncertain']} samples uncertain[/]: their judges' noise could "
+            "change their verdict (a recommendation threshold or a gate lies within it)"
+        )
 
 
 _USAGE_LABELS = {

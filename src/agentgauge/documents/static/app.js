@@ -11,7 +11,7 @@
   const MODE = document.body.dataset.mode || "server";
   const PAGE_SIZE = 50;
   const FILTERS = ["search", "recommendation", "band", "error_type", "category", "task_id"];
-  const VERDICTS = ["accept", "weak_accept", "weak_reject", "reject"];
+  const VERDICTS = ["accept", "weak_accept", "weak_reject", "reject", "uncertain"];
   const BANDS = ["excellent", "good", "fair", "poor"];
   const KIND_COLORS = {
     llm: "#0969da", reasoning: "#8250df", tool_call: "#bf8700", tool_result: "#1a7f37",
@@ -443,6 +443,17 @@
       j ? el("p", { text: "judges: " + j.calls + " calls paid for (" + j.requests + " requests, " + count(j.total_tokens) + " tokens, " + usd(j.cost_usd) + (j.cost_unknown ? " + " + j.cost_unknown + " calls of unknown cost" : "") + "), " + j.cached + " answers from the cache" }) : null);
   }
 
+  function judgeNoiseSection(noise) {
+    if (!noise || !noise.metrics || !Object.keys(noise.metrics).length) return null;
+    const ci = (v, c) => num(v) + (c ? " [" + num(c[0]) + ", " + num(c[1]) + "]" : "");
+    const rows = Object.entries(noise.metrics).map(([name, m]) => [name, m.samples ? m.answers / m.samples : 0,
+      ci(m.mean_sd, m.mean_sd_ci), ci(m.pooled_sd, m.pooled_sd_ci), num(m.agreement), num(m.alpha), num(m.between_sd), m.uncertain]);
+    return el("div", { id: "judge-noise" }, el("h2", { text: "Judge noise" }),
+      el("p", { class: "note", text: "Each judgment was asked k times. sd: mean within-sample standard deviation; pooled: root mean within-sample variance; agreement: equal pairs of answers; alpha: Krippendorff's across the repeats; spread: the standard deviation between samples (unit scale, [95% CI])." }),
+      table(["metric", { label: "k", num: true }, { label: "sd", num: true }, { label: "pooled", num: true }, { label: "agreement", num: true }, { label: "alpha", num: true }, { label: "spread", num: true }, { label: "uncertain", num: true }], rows),
+      noise.uncertain ? el("p", { class: "banner", id: "uncertain-count", text: noise.uncertain + " samples are uncertain: their judges' noise could change their verdict (a recommendation threshold or a gate lies within it)." }) : null);
+  }
+
   function sectionView(s) {
     if (s.type === "bars") return el("div", {}, el("h2", { text: s.title }), barsSection(s));
     if (s.type === "line") return el("div", {}, el("h2", { text: s.title }), lineSection(s));
@@ -491,6 +502,10 @@
     if (c.n_metric_errors) coverage.push(c.n_metric_errors + " samples had a metric error.");
     content.append(...coverage.map((t) => el("p", { text: t })));
 
+    if (run.uncertain) {
+      content.append(el("p", { class: "banner", id: "run-uncertain", text: "The run verdict is uncertain: under the judges' noise the mean composite lies in " + num(run.uncertain.interval[0]) + "–" + num(run.uncertain.interval[1]) + ", which spans " + run.uncertain.recommendations.join(" and ") + "." }));
+    }
+    content.append(judgeNoiseSection(doc.judge_noise) || "");
     content.append(usageSection(doc.usage) || "");
     content.append(el("h2", { text: "Distributions" }), el("div", { class: "grid" },
       [...doc.metrics.filter((m) => m.n).map((m) => histogram(m.name, m.bins, "mean " + num(m.mean) + " over " + m.n + " samples")),
