@@ -17,12 +17,17 @@ is recorded. Used by ``tests/test_judge.py``, ``tests/test_agent_judges.py`` and
   text, as JSON in Markdown fences, or as JSON between sentences;
 - ``"wrong_field"``: as ``"text"``, but the first answer to each prompt renames a field; a
   repair request (one that carries the validation error) gets the right answer.
+
+A request that offers the trace-exploring tools (``read_step`` among them) is answered like a
+judge that uses them: it first calls ``search`` for ``explore_search``, then ``read_step`` on
+the first step found, then gives its verdict.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import re
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -96,6 +101,8 @@ class JudgeServer:
     """When set, the verdict for a request body (None: the scripted one)."""
     behaviour: str = "tools"
     """What the endpoint supports and how it answers (see the module's docstring)."""
+    explore_search: str = "ERROR"
+    """What an exploring judge searches the trace for first."""
     lock: threading.Lock = field(default_factory=threading.Lock)
     port: int = 0
 
@@ -160,6 +167,10 @@ def _handler(server: JudgeServer) -> type[BaseHTTPRequestHandler]:
             if refused is not None:
                 self._send(400, json.dumps({"error": {"message": refused, "type": "invalid"}}))
                 return
+            exploring = _exploring_call(server, body)
+            if exploring is not None:
+                self._send(200, _completion(body, exploring, len(server.requests)))
+                return
             criteria, tool_name = _asked_fields(body)
             custom = server.answer(body) if server.answer is not None else None
             verdict = custom or next(v for k, v in VERDICTS.items() if k in criteria)
@@ -203,6 +214,55 @@ def _handler(server: JudgeServer) -> type[BaseHTTPRequestHandler]:
 
 
 _TEXT_ONLY = ("text", "fenced", "prose", "wrong_field")
+
+
+def _exploring_call(server: JudgeServer, body: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
+    """The next tool call of a judge exploring a trace: search, then read the first step found;
+    None when it is time for the verdict (or no exploring tools are offered)."""
+    names = {t["function"]["name"] for t in body.get("tools") or []}
+    if "read_step" not in names:
+        return None
+    called = [
+        call["function"]["name"]
+        for m in body["messages"]
+        if m["role"] == "assistant"
+        for call in m.get("tool_calls") or []
+    ]
+    if not called:
+        return "search", {"text": server.explore_search}
+    if called == ["search"]:
+        found = re.search(r"\[(\d+)\]", str(body["messages"][-1].get("content")))
+        if found:
+            return "read_step", {"index": int(found[1])}
+    return None
+
+
+def _completion(body: dict[str, Any], call: tuple[str, dict[str, Any]], n: int) -> str:
+    message = {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": f"call_{n}",
+                "type": "function",
+                "function": {"name": call[0], "arguments": json.dumps(call[1])},
+            }
+        ],
+    }
+    return json.dumps(
+        {
+            "id": "chatcmpl-test",
+            "object": "chat.completion",
+            "created": 0,
+            "model": body["model"],
+            "choices": [{"index": 0, "finish_reason": "tool_calls", "message": message}],
+            "usage": {
+                "prompt_tokens": PROMPT_TOKENS,
+                "completion_tokens": COMPLETION_TOKENS,
+                "total_tokens": PROMPT_TOKENS + COMPLETION_TOKENS,
+            },
+        }
+    )
 
 
 def _refusal(behaviour: str, body: dict[str, Any]) -> str | None:

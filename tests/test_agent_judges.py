@@ -290,7 +290,8 @@ def test_two_rubrics_and_goal_accuracy_on_the_demo(
     server: JudgeServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    suite_file = _judged_suite(tmp_path / "judged.toml", server, tmp_path)
+    # the demo's longest traces shortened, not explored: one request per judge call
+    suite_file = _judged_suite(tmp_path / "judged.toml", server, tmp_path, long_traces="truncate")
     db = tmp_path / "runs.db"
     args = ["evaluate", str(DEMO), "--suite", str(suite_file), "--db", str(db), "--jobs", "1"]
     first = runner.invoke(app, [*args, "--no-progress", "--json", str(tmp_path / "a.json")])

@@ -22,6 +22,14 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from agentgauge.judges.explore import (
+    FindingsView,
+    OverviewView,
+    ShortenedView,
+    WindowView,
+    current_view,
+    overview,
+)
 from agentgauge.model import Step, StepKind, Trace
 
 __all__ = [
@@ -36,6 +44,7 @@ __all__ = [
     "render_trace",
     "section",
     "shorten_middle",
+    "step_line",
     "trajectory_reference",
 ]
 
@@ -113,7 +122,14 @@ def json_text(value: object) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
 
 
-def _step_line(step: Step, field_chars: int) -> str:
+def step_line(step: Step, field_chars: int) -> str:
+    """One step as one line: ``[index] kind agent -> recipient (type): call content result
+    error``, each field cut to ``field_chars``.
+
+    Args:
+        step: the step.
+        field_chars: the most characters of each field.
+    """
     who = step.agent or "?"
     if step.recipient:
         who += f" -> {step.recipient}"
@@ -149,10 +165,21 @@ def render_steps(
 
     Returns:
         The rendered steps and how many of them are shown.
+
+    A :class:`~agentgauge.judges.explore.StepsView` in force (a long trace judged with tools
+    or in windows) decides instead: an overview (none shown), one window, or the windows'
+    findings.
     """
     chosen = trace.steps if steps is None else steps
+    view = current_view()
+    if isinstance(view, OverviewView):
+        return overview(chosen, view.max_tool_calls), 0
+    if isinstance(view, FindingsView):
+        return view.findings, 0
+    if isinstance(view, WindowView):
+        chosen = [s for s in chosen if view.start <= s.index < view.end]
     field_chars = max(80, budget_chars // 10)
-    lines = [_step_line(s, field_chars) for s in chosen]
+    lines = [step_line(s, field_chars) for s in chosen]
     if sum(len(line) + 1 for line in lines) <= budget_chars:
         return "\n".join(lines), len(lines)
     half = budget_chars // 2
@@ -172,6 +199,8 @@ def render_steps(
         used += len(line) + 1
     tail.reverse()
     omitted = len(lines) - len(head) - len(tail)
+    if isinstance(view, ShortenedView):
+        view.shortened = True
     middle = [f"... [{omitted} steps omitted to fit the budget] ..."]
     return "\n".join(head + middle + tail), len(head) + len(tail)
 

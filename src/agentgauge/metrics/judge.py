@@ -53,6 +53,21 @@ from agentgauge.judges.client import (
     JudgeVerdict,
     run_sync,
 )
+from agentgauge.judges.explore import (
+    EXPLORE_NOTE,
+    WINDOW_NOTE,
+    FindingsView,
+    OverviewView,
+    ShortenedView,
+    TraceExplorer,
+    WindowFindings,
+    WindowView,
+    explored_verdict,
+    findings_note,
+    steps_view,
+    trace_fingerprint,
+    windows,
+)
 from agentgauge.judges.noise import Aggregate, combine
 from agentgauge.judges.preflight import check_judge
 from agentgauge.judges.prompts import PLANNING_RATIONALITY, JudgeSpec, planning_prompt
@@ -232,8 +247,15 @@ class JudgeMetric:
         """
         return run_sync(self._score_all(traces))
 
+    def _prepare_long(self, trace: Trace) -> tuple[tuple[str, dict[str, Any]] | str, bool]:
+        """The prompt for ``trace`` and whether its steps had to be shortened to fit."""
+        with steps_view(ShortenedView()) as view:
+            prepared = self._prepare(trace)
+        assert isinstance(view, ShortenedView)
+        return prepared, view.shortened
+
     async def _score_all(self, traces: Sequence[Trace]) -> list[MetricResult]:
-        prepared = [self._prepare(t) for t in traces]
+        prepared = [self._prepare_long(t) for t in traces]
         if self.settings.model is None and self.settings.fallback is None:
             # the first reason is the one that would remain with the inputs fixed
             return [
@@ -241,34 +263,121 @@ class JudgeMetric:
                     "no judge configured" + (f" (and {item})" if isinstance(item, str) else ""),
                     method="llm_judge",
                 )
-                for item in prepared
+                for item, _ in prepared
             ]
-        prompts = [p[0] for p in prepared if not isinstance(p, str)]
-        answers, mode = await self._judge_all(prompts)
+        jobs = [
+            (trace, item[0], long and self.settings.long_traces != "truncate")
+            for trace, (item, long) in zip(traces, prepared, strict=True)
+            if not isinstance(item, str)
+        ]
+        answers, mode = await self._judge_all(jobs)
         outcomes = iter(answers)
         results = [
             MetricResult.missing(item, method="llm_judge")
             if isinstance(item, str)
             else self._result(trace, item[1], next(outcomes), mode)
-            for trace, item in zip(traces, prepared, strict=True)
+            for trace, (item, _) in zip(traces, prepared, strict=True)
         ]
         if results and (extra := self._setup_details()):
             results[0].details.update(extra)
         return results
 
     async def _judge_all(
-        self, prompts: list[str]
+        self, jobs: list[tuple[Trace, str, bool]]
     ) -> tuple[list[list[JudgeVerdict | JudgeFailure]], str | None]:
-        """Each prompt's answers (``samples`` of them) and the output mode they came in."""
+        """Each job's answers (``samples`` of them) and the output mode they came in; a job is
+        a trace, its prompt, and whether its steps are too long to show whole."""
         k = self.settings.samples
         if self.settings.model is None:
-            return [[JudgeFailure("no judge configured")] for _ in prompts], None
+            return [[JudgeFailure("no judge configured")] for _ in jobs], None
         async with JudgeSession(self.settings, self._spend) as session:
-            if prompts and (problem := await self._setup(session)) is not None:
-                return [[JudgeFailure(problem)] for _ in prompts], session.mode
-            requests = [self._request(p, i) for p in prompts for i in range(k)]
-            flat = list(await asyncio.gather(*(session.judge(r) for r in requests)))
+            if jobs and (problem := await self._setup(session)) is not None:
+                return [[JudgeFailure(problem)] for _ in jobs], session.mode
+            calls = [
+                self._judge_one(session, trace, prompt, long, i)
+                for trace, prompt, long in jobs
+                for i in range(k)
+            ]
+            flat = list(await asyncio.gather(*calls))
             return [flat[j : j + k] for j in range(0, len(flat), k)], session.mode
+
+    async def _judge_one(
+        self, session: JudgeSession, trace: Trace, prompt: str, long: bool, sample: int
+    ) -> JudgeVerdict | JudgeFailure:
+        if not long:
+            return await session.judge(self._request(prompt, sample))
+        mode = await session.output_mode()
+        if isinstance(mode, JudgeFailure):
+            return mode
+        if self.settings.long_traces == "tools" and mode != "prompted":
+            return await session.judge(self._explore_request(trace, sample))
+        # in windows: asked for, or the endpoint cannot call the exploring tools
+        return await self._judge_in_windows(session, trace, sample)
+
+    def _explore_request(self, trace: Trace, sample: int) -> JudgeRequest:
+        cap = self.settings.max_tool_calls
+        with steps_view(OverviewView(cap)):
+            prepared = self._prepare(trace)
+        assert not isinstance(prepared, str)
+        return JudgeRequest(
+            judge=self.spec.name,
+            prompt_version=self.spec.prompt_version + "+explore/1",
+            instructions=self.instructions() + "\n" + EXPLORE_NOTE,
+            prompt=prepared[0],
+            verdict_type=explored_verdict(self.spec.verdict_type),
+            sample=sample,
+            toolset=TraceExplorer(trace, cap).toolset(),
+            context=trace_fingerprint(trace),
+            # each tool call is a request; the answer and its repairs come on top
+            max_requests=cap + 2 + self.settings.output_retries,
+        )
+
+    async def _judge_in_windows(
+        self, session: JudgeSession, trace: Trace, sample: int
+    ) -> JudgeVerdict | JudgeFailure:
+        budget = CHARS_PER_TOKEN * self.settings.trace_budget_tokens * 3 // 5
+        spans = windows(trace.steps, budget)
+        requests = []
+        for start, end in spans:
+            with steps_view(WindowView(start, end, len(trace.steps))):
+                prepared = self._prepare(trace)
+            assert not isinstance(prepared, str)
+            requests.append(
+                JudgeRequest(
+                    judge=self.spec.name + "_window",
+                    prompt_version=self.spec.prompt_version + "+window/1",
+                    instructions=self.instructions() + "\n" + WINDOW_NOTE,
+                    prompt=prepared[0],
+                    verdict_type=WindowFindings,
+                    sample=sample,
+                )
+            )
+        found = await asyncio.gather(*(session.judge(r) for r in requests))
+        for (start, end), outcome in zip(spans, found, strict=True):
+            if isinstance(outcome, JudgeFailure):
+                return JudgeFailure(
+                    f"the judge could not read steps {start}-{end - 1} of the long trace: "
+                    f"{outcome.reason}"
+                )
+        results = [o for o in found if isinstance(o, JudgeVerdict)]
+        notes = findings_note([(w, r.output) for w, r in zip(spans, results, strict=True)])
+        with steps_view(FindingsView(notes)):
+            prepared = self._prepare(trace)
+        assert not isinstance(prepared, str)
+        final = await session.judge(self._request(prepared[0], sample))
+        if isinstance(final, JudgeFailure):
+            return final
+        calls = [*results, final]
+        live = [c.usage for c in calls if not c.cached]
+        usage = {
+            key: sum(u.get(key) or 0 for u in live)
+            for key in ("input_tokens", "output_tokens", "cache_read_tokens", "requests")
+        }
+        costs = [u.get("cost_usd") for u in live]
+        usage["cost_usd"] = None if None in costs else sum(c or 0.0 for c in costs)
+        usage["cost_source"] = next((u.get("cost_source") for u in live), None)
+        trail = {"strategy": "chunks", "windows": [list(w) for w in spans]}
+        return JudgeVerdict({**final.output, TRAIL: trail}, usage, cached=not live)
 
     def _combined(
         self, details: dict[str, Any], value: float, interval: tuple[float, float]
@@ -282,6 +391,7 @@ class JudgeMetric:
         answers: list[JudgeVerdict | JudgeFailure],
         mode: str | None = None,
     ) -> MetricResult:
+        answers = [_seen(a) for a in answers]
         verdicts = [a for a in answers if isinstance(a, JudgeVerdict)]
         if not verdicts:
             failure = next(a for a in answers if isinstance(a, JudgeFailure))
@@ -348,6 +458,17 @@ class JudgeMetric:
         return MetricResult.missing(
             outcome.reason, method="llm_judge", model=self.settings.model_id
         )
+
+
+def _seen(answer: JudgeVerdict | JudgeFailure) -> JudgeVerdict | JudgeFailure:
+    """A verdict whose judge said it could not see what it needed, as the failure it is."""
+    if isinstance(answer, JudgeVerdict) and answer.output.get("saw_enough") is False:
+        said = answer.output.get("reasoning") or answer.output.get("rationale") or ""
+        return JudgeFailure(
+            "the judge could not see what it needed in the long trace"
+            + (f" (it said: {said})" if said else "")
+        )
+    return answer
 
 
 def _own_options(cls: type[JudgeMetric]) -> tuple[str, ...]:
