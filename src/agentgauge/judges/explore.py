@@ -19,42 +19,31 @@ from a view with its middle cut out unless the user asks for it (``long_traces =
   its verdict from the other sections and all the windows' findings. Also what ``"tools"``
   falls back to when the endpoint has no tool calling.
 
-Which steps a prompt shows is decided by the :class:`StepsView` in force while it is built
-(:func:`steps_view`): the budget's shortened view (the default), the overview, one window, or
-the windows' findings. Every prompt builder that renders steps with
-:func:`~agentgauge.judges.render.render_steps` follows it.
+Which steps a prompt shows is decided by the :class:`~agentgauge.judges.views.StepsView` in
+force while it is built: the budget's shortened view (the default), the overview, one window,
+or the windows' findings (:mod:`agentgauge.judges.views`).
 """
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import hashlib
-from collections import Counter
-from collections.abc import Iterator, Sequence
-from contextvars import ContextVar
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel, Field, create_model
 
+from agentgauge.judges.render import step_line
 from agentgauge.model import Step, StepKind, Trace
 
 __all__ = [
     "EXPLORE_NOTE",
     "WINDOW_NOTE",
-    "FindingsView",
-    "OverviewView",
-    "ShortenedView",
-    "StepsView",
     "TraceExplorer",
     "WindowFindings",
-    "WindowView",
-    "current_view",
     "explored_verdict",
     "findings_note",
-    "overview",
-    "steps_view",
     "trace_fingerprint",
     "windows",
 ]
@@ -64,93 +53,7 @@ _LINE_CHARS = 160
 _PAGE = 50
 
 
-class StepsView:
-    """How a prompt shows a trace's steps; the base shows them within the budget."""
-
-
-@dataclass
-class ShortenedView(StepsView):
-    """The steps within the budget, shortened in the middle; records whether it had to."""
-
-    shortened: bool = False
-
-
-@dataclass
-class OverviewView(StepsView):
-    """An overview of the steps instead of the steps (the judge reads them with tools)."""
-
-    max_tool_calls: int = 20
-
-
-@dataclass
-class WindowView(StepsView):
-    """Only the steps with ``start <= index < end``."""
-
-    start: int
-    end: int
-    total: int
-
-
-@dataclass
-class FindingsView(StepsView):
-    """The windows' findings instead of the steps."""
-
-    findings: str
-
-
-_VIEW: ContextVar[StepsView | None] = ContextVar("agentgauge_steps_view", default=None)
-
-
-@contextlib.contextmanager
-def steps_view(view: StepsView) -> Iterator[StepsView]:
-    """Build prompts with ``view`` deciding how steps are shown, for the duration of the block.
-
-    Args:
-        view: the view.
-    """
-    token = _VIEW.set(view)
-    try:
-        yield view
-    finally:
-        _VIEW.reset(token)
-
-
-def current_view() -> StepsView | None:
-    """The view in force (None: the budget's shortened view, nothing recorded)."""
-    return _VIEW.get()
-
-
-def overview(steps: Sequence[Step], max_tool_calls: int) -> str:
-    """A summary of the steps the judge can explore: counts by kind and agent, the tools
-    called, the errors, and how to read them.
-
-    Args:
-        steps: the steps.
-        max_tool_calls: the judge's tool-call budget.
-    """
-    if not steps:
-        return "(no steps recorded)"
-    kinds = Counter(s.kind.value for s in steps)
-    agents = Counter(s.agent for s in steps if s.agent)
-    tools = Counter(s.tool_call.name for s in steps if s.tool_call is not None)
-    errors = [s.index for s in steps if s.error or s.kind is StepKind.error]
-    lines = [
-        f"{len(steps)} steps, indices {steps[0].index} to {steps[-1].index}: too many to show "
-        f"here. Read them with the tools (at most {max_tool_calls} tool calls).",
-        "kinds: " + ", ".join(f"{k} {n}" for k, n in kinds.most_common()),
-    ]
-    if agents:
-        lines.append("agents: " + ", ".join(f"{a} {n}" for a, n in agents.most_common(20)))
-    if tools:
-        lines.append("tools called: " + ", ".join(f"{t} {n}" for t, n in tools.most_common(20)))
-    lines.append(f"steps with an error: {len(errors)}")
-    return "\n".join(lines)
-
-
 def _step_text(step: Step, limit: int) -> str:
-    # render imports this module for the views: its step line is imported when first used
-    from agentgauge.judges.render import step_line
-
     return step_line(step, limit)
 
 

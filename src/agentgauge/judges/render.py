@@ -22,7 +22,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from agentgauge.judges.explore import (
+from agentgauge.judges.views import (
     FindingsView,
     OverviewView,
     ShortenedView,

@@ -56,15 +56,10 @@ from agentgauge.judges.client import (
 from agentgauge.judges.explore import (
     EXPLORE_NOTE,
     WINDOW_NOTE,
-    FindingsView,
-    OverviewView,
-    ShortenedView,
     TraceExplorer,
     WindowFindings,
-    WindowView,
     explored_verdict,
     findings_note,
-    steps_view,
     trace_fingerprint,
     windows,
 )
@@ -73,6 +68,13 @@ from agentgauge.judges.preflight import check_judge
 from agentgauge.judges.prompts import PLANNING_RATIONALITY, JudgeSpec, planning_prompt
 from agentgauge.judges.render import CHARS_PER_TOKEN
 from agentgauge.judges.settings import JudgeSettings
+from agentgauge.judges.views import (
+    FindingsView,
+    OverviewView,
+    ShortenedView,
+    WindowView,
+    steps_view,
+)
 from agentgauge.metrics.base import METRICS, MetricResult, metric
 from agentgauge.metrics.text import review_text
 from agentgauge.model import StepKind, Trace
