@@ -25,11 +25,13 @@ from scipy import stats as sps
 
 __all__ = [
     "Agreement",
+    "BradleyTerry",
     "PairedComparison",
     "ScoredItem",
     "Summary",
     "against_others",
     "agreement",
+    "bradley_terry",
     "leave_one_out",
     "mean_ci",
     "paired_bootstrap_ci",
@@ -436,4 +438,101 @@ def agreement(
         mae_ci=ci(mae),
         spearman_ci=ci(_spearman) if defined(rho) is not None else None,
         kappa_ci=ci(kappa_of) if kappa_of is not None and defined(kappa) is not None else None,
+    )
+
+
+@dataclass(frozen=True)
+class BradleyTerry:
+    """Bradley–Terry strengths of several items from pairwise outcomes.
+
+    Args:
+        strengths: each item's log-strength, centred on 0 (item i beats item j with
+            probability ``1 / (1 + exp(sⱼ − sᵢ))``).
+        ci_low: the low ends of their 95% bootstrap intervals.
+        ci_high: the high ends.
+        n: the outcomes used.
+    """
+
+    strengths: list[float]
+    ci_low: list[float]
+    ci_high: list[float]
+    n: int
+
+
+_BT_PENALTY = 0.01
+
+
+def _bt_counts(n_items: int, i: np.ndarray, j: np.ndarray, score: np.ndarray) -> np.ndarray:
+    """wins[a, b]: how often a beat b, a win counted twice and a tie once each way (so that a
+    tie is half a win for each side)."""
+    wins = np.zeros((n_items, n_items))
+    np.add.at(wins, (i, j), 2 * score)
+    np.add.at(wins, (j, i), 2 * (1 - score))
+    return wins
+
+
+def _bt_fit(wins: np.ndarray) -> np.ndarray:
+    """The penalised maximum-likelihood strengths: minimise ``α·Σ sᵢ² + Σ wᵢⱼ·log(1 +
+    exp(−(sᵢ − sⱼ)))`` (choix's ``opt_pairwise`` objective, weighted by the counts)."""
+    from scipy.optimize import minimize
+
+    n = wins.shape[0]
+
+    def objective(params: np.ndarray) -> tuple[float, np.ndarray]:
+        diff = params[:, None] - params[None, :]
+        value = _BT_PENALTY * float(params @ params) + float(
+            (wins * np.logaddexp(0.0, -diff)).sum()
+        )
+        lose = wins / (1.0 + np.exp(diff))  # wᵢⱼ·P(j beats i)
+        grad = 2 * _BT_PENALTY * params - lose.sum(axis=1) + lose.sum(axis=0)
+        return value, grad
+
+    result = minimize(objective, np.zeros(n), jac=True, method="BFGS", tol=1e-9)
+    params = np.asarray(result.x, dtype=float)
+    return params - float(params.mean())
+
+
+def bradley_terry(
+    n_items: int,
+    outcomes: Sequence[tuple[int, int, float]],
+    *,
+    n_resamples: int = 200,
+    seed: int = 0,
+) -> BradleyTerry:
+    """Bradley–Terry strengths and their 95% percentile bootstrap intervals (the outcomes
+    resampled with replacement).
+
+    The fit is the penalised maximum likelihood of choix's ``opt_pairwise`` (a small L2
+    penalty, 0.01, keeps the strengths finite when an item wins every comparison), computed
+    on the win counts with scipy (the tests check it against choix itself).
+
+    Args:
+        n_items: how many items.
+        outcomes: ``(i, j, score)`` with score 1.0 when i won, 0.0 when j won, 0.5 a tie.
+        n_resamples: bootstrap resamples.
+        seed: seed of the resampling.
+
+    Raises:
+        ValueError: fewer than two items, no outcome, or an index out of range.
+    """
+    if n_items < 2 or not outcomes:
+        raise ValueError("Bradley-Terry needs two items and at least one outcome")
+    if any(not (0 <= i < n_items and 0 <= j < n_items and i != j) for i, j, _ in outcomes):
+        raise ValueError("an outcome names an item out of range, or an item against itself")
+    i, j, score = (np.asarray(column) for column in zip(*outcomes, strict=True))
+    score = np.clip(score.astype(float), 0.0, 1.0)
+    strengths = _bt_fit(_bt_counts(n_items, i, j, score))
+    rng = np.random.default_rng(seed)
+    fits = np.array(
+        [
+            _bt_fit(_bt_counts(n_items, i[idx], j[idx], score[idx]))
+            for idx in rng.integers(0, len(outcomes), size=(n_resamples, len(outcomes)))
+        ]
+    )
+    low, high = np.percentile(fits, [2.5, 97.5], axis=0)
+    return BradleyTerry(
+        strengths=[float(x) for x in strengths],
+        ci_low=[float(x) for x in low],
+        ci_high=[float(x) for x in high],
+        n=len(outcomes),
     )

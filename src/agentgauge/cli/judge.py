@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.rule import Rule
@@ -18,6 +18,7 @@ from agentgauge.cli._common import (
     not_a_file,
     output_file,
     refuse_clashes,
+    require_store,
     usage_error,
 )
 
@@ -26,7 +27,8 @@ if TYPE_CHECKING:
     from agentgauge.workflows.calibration import JudgePreview, MetricCalibration
 
 judge_app = typer.Typer(
-    help="LLM judges: preview what a judge sees, calibrate it against human labels.",
+    help="LLM judges: preview what a judge sees, calibrate it against human labels, compare "
+    "runs pairwise.",
     no_args_is_help=True,
     rich_markup_mode=None,
 )
@@ -173,3 +175,133 @@ def calibrate_command(
     if json_out:
         write_json({"suite": chosen.name, "metrics": [r.as_dict() for r in rows]}, json_out)
         console.print(f"wrote {json_out}")
+
+
+def _rate(pair: dict[str, Any]) -> str:
+    if pair["win_rate_b"] is None:
+        return "—"
+    ci = "" if pair["ci_low"] is None else f" [{pair['ci_low']:.2f}, {pair['ci_high']:.2f}]"
+    return f"{pair['win_rate_b']:.2f}{ci}"
+
+
+def print_pairwise(doc: dict[str, Any]) -> None:
+    """Print a pairwise comparison: each pair of runs, and Bradley–Terry strengths.
+
+    Args:
+        doc: :func:`agentgauge.workflows.pairwise.pairwise_runs`' result.
+    """
+    from agentgauge.report.terminal import compact_table
+
+    table = compact_table(
+        f"pairwise judgment ({doc['model']}): {doc['criteria']}",
+        caption="each task judged in both orders under anonymous labels; a pair whose orders "
+        "disagree is inconsistent (counted as a tie, never a win); B win rate: (B wins + ½ "
+        f"ties and inconsistent) / pairs [95% bootstrap CI]; consistency floor "
+        f"{doc['consistency_floor']:g}",
+        caption_justify="left",
+    )
+    for col in ("A", "B", "n", "A wins", "B wins", "ties", "inconsistent", "consistency"):
+        table.add_column(col, justify="left" if col in ("A", "B") else "right", no_wrap=True)
+    table.add_column("B win rate", justify="right", no_wrap=True)
+    table.add_column("conclusion", no_wrap=True)
+    for pair in doc["pairs"]:
+        consistency = "—" if pair["consistency"] is None else f"{pair['consistency']:.2f}"
+        table.add_row(
+            pair["run_a"],
+            pair["run_b"],
+            str(pair["n"]),
+            str(pair["wins_a"]),
+            str(pair["wins_b"]),
+            str(pair["ties"]),
+            str(pair["inconsistent"]),
+            consistency,
+            _rate(pair),
+            pair["conclusion"],
+        )
+    console.print(table)
+    for pair in doc["pairs"]:
+        if pair["failed"]:
+            console.print(
+                f"{pair['run_a']} vs {pair['run_b']}: {pair['failed']} pairs not judged "
+                f"({'; '.join(pair['errors'])})",
+                markup=False,
+                highlight=False,
+            )
+    bt = doc.get("bradley_terry")
+    if bt:
+        strengths = compact_table(
+            "Bradley-Terry strengths (log scale, centred; [95% bootstrap CI])",
+            caption_justify="left",
+        )
+        strengths.add_column("run", no_wrap=True)
+        strengths.add_column("strength", justify="right", no_wrap=True)
+        order = sorted(range(len(bt["runs"])), key=lambda i: -bt["strengths"][i])
+        for i in order:
+            strengths.add_row(
+                bt["runs"][i],
+                f"{bt['strengths'][i]:+.2f} [{bt['ci_low'][i]:+.2f}, {bt['ci_high'][i]:+.2f}]",
+            )
+        console.print(strengths)
+
+
+@judge_app.command("pairwise")
+def pairwise_command(
+    runs: Annotated[
+        list[str], typer.Argument(help="Two runs (baseline first, then candidate) or more.")
+    ],
+    criteria: Annotated[
+        str, typer.Option(help="What makes one answer better than another, in your words.")
+    ],
+    judge: JudgeOption = None,
+    judge_url: JudgeUrlOption = None,
+    judge_api_key_env: JudgeKeyEnvOption = None,
+    db: DbOption = Path("agentgauge.db"),
+    by: Annotated[str, typer.Option(help="Pair samples by 'task' or by trace 'id'.")] = "task",
+    consistency_floor: Annotated[
+        float,
+        typer.Option(
+            min=0.0,
+            max=1.0,
+            help="Below this position consistency the answer is 'no reliable preference'.",
+        ),
+    ] = 0.6,
+    json_out: Annotated[
+        Path | None, typer.Option("--json", callback=output_file, help="Write the result here.")
+    ] = None,
+    overwrite: OverwriteOption = False,
+) -> None:
+    """Which run's answers does a judge prefer? Position bias controlled.
+
+    Each task the runs share is judged twice, once in each order, under anonymous labels; a
+    pair whose two answers disagree is inconsistent, not a win. Reports B's win rate over A
+    with a bootstrap CI, the position consistency, and 'no reliable preference' below the
+    consistency floor; with more than two runs, Bradley-Terry strengths with CIs. The result
+    is recorded with the runs, where 'agentgauge compare A B' shows it.
+    """
+    from agentgauge.judges.preflight import check_judge
+    from agentgauge.judges.settings import JudgeSettings
+    from agentgauge.report.export import write_json
+    from agentgauge.store import Store
+    from agentgauge.workflows.pairwise import pairwise_runs
+
+    if by not in ("task", "id"):
+        raise usage_error(f"--by must be 'task' or 'id', not {by!r}")
+    if judge is None:
+        raise usage_error("--judge MODEL: the judge model to compare the runs with")
+    require_store(db)
+    refuse_clashes({"--json": json_out}, store=db, overwrite=overwrite)
+    settings = JudgeSettings(
+        model=judge, base_url=judge_url, api_key_env=judge_api_key_env, cache_path=str(db)
+    )
+    check_judge(settings)
+    with Store(db) as store:
+        try:
+            doc = pairwise_runs(store, runs, criteria, settings, by=by, floor=consistency_floor)
+        except ValueError as exc:
+            raise usage_error(str(exc)) from None
+    if not any(pair["n"] or pair["failed"] for pair in doc["pairs"]):
+        raise usage_error(f"the runs share no sample (by {by}): nothing to compare")
+    print_pairwise(doc)
+    if json_out:
+        write_json(doc, json_out)
+        console.print(f"wrote {json_out}", markup=False, highlight=False)

@@ -170,6 +170,11 @@ def compare(
         )
     console.print(_comparison_table(result, by))
     _print_usage_comparison(result)
+    if result.get("pairwise"):
+        from agentgauge.cli.judge import print_pairwise
+
+        pair = result["pairwise"]
+        print_pairwise({**pair, "pairs": [pair]})
     if result["only_in_a"] or result["only_in_b"]:
         console.print(f"unpaired: {result['only_in_a']} only in A, {result['only_in_b']} only in B")
     for warning in result["warnings"]:

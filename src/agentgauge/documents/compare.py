@@ -18,6 +18,7 @@ from scipy.stats import false_discovery_control
 from agentgauge.metrics.base import lower_is_better
 from agentgauge.stats import PairedComparison, paired_comparison, pass_at_k, pass_hat_k
 from agentgauge.store import RunInfo, SampleRow, Store
+from agentgauge.workflows.pairwise import stored_pairwise
 
 __all__ = [
     "USAGE_COMPARED",
@@ -94,7 +95,9 @@ def _paired(
 def compare_runs(
     store: Store, run_a: str, run_b: str, *, by: PairBy = "task", alpha: float = 0.05
 ) -> dict[str, Any]:
-    """Paired comparison of two stored runs: :func:`compare_samples` of run B against run A.
+    """Paired comparison of two stored runs: :func:`compare_samples` of run B against run A,
+    with ``pairwise``: the latest result of ``agentgauge judge pairwise A B`` (None when there
+    is none).
 
     Args:
         store: the store holding both runs.
@@ -103,7 +106,11 @@ def compare_runs(
         by: pair samples by ``task`` id (repeats averaged) or by trace ``id``.
         alpha: significance level of the verdicts.
     """
-    return compare_samples(stored_run(store, run_a), stored_run(store, run_b), by=by, alpha=alpha)
+    a, b = stored_run(store, run_a), stored_run(store, run_b)
+    result = compare_samples(a, b, by=by, alpha=alpha)
+    # the judge's preference between the runs' answers, when `judge pairwise` recorded one
+    result["pairwise"] = stored_pairwise(store, a.run.id, b.run.id)
+    return result
 
 
 def compare_samples(
