@@ -139,6 +139,18 @@ def run_document(store: Store, run_id: str) -> dict[str, Any]:
 # samples ------------------------------------------------------------------------------------
 
 
+def _attribution(details: dict[str, Any]) -> dict[str, Any] | None:
+    """Where a failed run went wrong, as ``failure_attribution`` found it (the step the viewer
+    marks), or None."""
+    for name, entry in details.items():
+        if isinstance(entry, dict) and {"step", "category", "evidence"} <= set(entry):
+            return {
+                "metric": name,
+                **{k: entry.get(k) for k in ("step", "agent", "category", "evidence", "note")},
+            }
+    return None
+
+
 def sample_row(row: SampleRow) -> dict[str, Any]:
     """One sample as a row of the samples table.
 
@@ -258,6 +270,8 @@ def sample_page(
         "metrics": metrics,
         "shared": clean(shared, max_content),
         "gates": row.details.get("gates"),
+        "uncertain": row.details.get("uncertain"),
+        "attribution": _attribution(row.details),
         "trace": None
         if trace is None
         else trace_view(trace, max_content, steps_offset=steps_offset, steps_limit=steps_limit),

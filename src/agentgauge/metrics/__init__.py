@@ -3,6 +3,7 @@ are imported lazily inside the metrics that need them."""
 
 from agentgauge.metrics import (
     agent_judges,  # noqa: F401
+    attribution,  # noqa: F401
     behavior,  # noqa: F401
     cost,  # noqa: F401
     graph,  # noqa: F401

@@ -106,6 +106,7 @@ JUDGE_METRICS = frozenset(
         "rubric",
         "goal_accuracy",
         "trajectory_judge",
+        "failure_attribution",
     }
 )
 """The metrics that take :class:`JudgeSettings` options (a suite's ``[judge]`` table)."""

@@ -734,8 +734,10 @@
     return el("div", { class: "graph" }, el("h3", { text: "Messages and hand-offs between agents" }), root);
   }
 
-  function stepView(s, i) {
-    return el("div", { class: "step", id: "step-" + i },
+  function stepView(s, i, blame) {
+    const blamed = blame && blame.step === s.index;
+    return el("div", { class: blamed ? "step blamed" : "step", id: "step-" + i },
+      blamed ? el("div", { class: "blame", text: "went wrong here: " + blame.category + (blame.agent ? " (" + blame.agent + ")" : "") + " — " + blame.note }) : null,
       el("div", { class: "step-head" }, el("b", { text: "#" + s.index + " " + s.kind }),
         s.agent ? el("span", { text: s.agent + (s.recipient ? " → " + s.recipient : "") }) : null,
         s.message_type ? el("span", { class: "pill", text: s.message_type }) : null,
@@ -758,6 +760,8 @@
         doc.error_type ? el("span", {}, " · error type ", el("code", { text: doc.error_type })) : null),
       doc.error ? el("p", { class: "err", text: doc.error }) : null,
       doc.gates ? el("p", { class: "banner", text: "Gate failed: " + gateNote(doc.gates.failed) + " — a reject whatever the composite." }) : null,
+      doc.uncertain ? el("p", { class: "banner", id: "sample-uncertain", text: "Uncertain: " + doc.uncertain.note + " — the judges' own noise could change this verdict." }) : null,
+      doc.attribution ? el("p", { class: "banner", id: "attribution" }, "Went wrong at ", el("b", { text: "step " + doc.attribution.step }), ": " + doc.attribution.category + (doc.attribution.agent ? " by " + doc.attribution.agent : "") + " (" + doc.attribution.evidence + ")") : null,
       el("h2", { text: "Metrics" }),
     ];
     const shared = doc.shared || {};
@@ -779,7 +783,7 @@
         el("h3", { text: "Output" }), el("pre", { id: "trace-output", text: trace.output ?? "—" }),
         el("h3", { text: "Timeline by agent" }), timeline(trace),
         graphView(trace.graph),
-        el("h3", { text: stepsTitle(trace) }), stepPager(trace, runId, doc.key), el("div", { class: "steps" }, trace.steps.map(stepView)));
+        el("h3", { text: stepsTitle(trace) }), stepPager(trace, runId, doc.key), el("div", { class: "steps" }, trace.steps.map((st, i) => stepView(st, i, doc.attribution))));
     } else parts.push(el("p", { class: "muted", text: "The trace was not stored with this run." }));
     return el("div", { "data-sample": doc.key }, parts);
   }
