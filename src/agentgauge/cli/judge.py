@@ -194,16 +194,14 @@ def print_pairwise(doc: dict[str, Any]) -> None:
 
     table = compact_table(
         f"pairwise judgment ({doc['model']}): {doc['criteria']}",
-        caption="each task judged in both orders under anonymous labels; a pair whose orders "
-        "disagree is inconsistent (counted as a tie, never a win); B win rate: (B wins + ½ "
-        f"ties and inconsistent) / pairs [95% bootstrap CI]; consistency floor "
+        caption="each task judged in both orders under anonymous labels; A, B: wins; inc.: "
+        "the orders disagree (a tie, never a win); cons.: position consistency; B win rate: "
+        "(B wins + ½ ties and inconsistent) / n [95% bootstrap CI]; consistency floor "
         f"{doc['consistency_floor']:g}",
         caption_justify="left",
     )
-    for col in ("A", "B", "n", "A wins", "B wins", "ties", "inconsistent", "consistency"):
-        table.add_column(col, justify="left" if col in ("A", "B") else "right", no_wrap=True)
-    table.add_column("B win rate", justify="right", no_wrap=True)
-    table.add_column("conclusion", no_wrap=True)
+    for col in ("run A", "run B", "n", "A", "B", "tie", "inc.", "cons.", "B win rate"):
+        table.add_column(col, justify="left" if col.startswith("run") else "right", no_wrap=True)
     for pair in doc["pairs"]:
         consistency = "—" if pair["consistency"] is None else f"{pair['consistency']:.2f}"
         table.add_row(
@@ -216,9 +214,13 @@ def print_pairwise(doc: dict[str, Any]) -> None:
             str(pair["inconsistent"]),
             consistency,
             _rate(pair),
-            pair["conclusion"],
         )
     console.print(table)
+    for pair in doc["pairs"]:
+        console.print(
+            f"{pair['run_b']} against {pair['run_a']}: [bold]{pair['conclusion']}[/]",
+            highlight=False,
+        )
     for pair in doc["pairs"]:
         if pair["failed"]:
             console.print(

@@ -132,7 +132,8 @@ def compare_samples(
         ``{"run_a", "run_b", "by", "alpha", "metrics": {METRIC: {n, mean_a, mean_b, diff,
         ci_low, ci_high, p_value, q_value, verdict}}, "usage": {"cost_usd" | "total_tokens":
         {n, mean_a, mean_b, diff, ci_low, ci_high, p_value, verdict}}, "only_in_a",
-        "only_in_b", "warnings"}``. The usage verdicts ("B cheaper", "B dearer") use each
+        "only_in_b", "warnings", "pairwise"}`` (``pairwise``: a judge's pairwise preference,
+        filled in by :func:`compare_runs` from the store). The usage verdicts ("B cheaper", "B dearer") use each
         figure's own p-value: they are not among the metrics' tests.
     """
     a_run, b_run = a.run, b.run
@@ -180,6 +181,7 @@ def compare_samples(
         "only_in_a": len(set(ga) - set(gb)),
         "only_in_b": len(set(gb) - set(ga)),
         "warnings": warnings,
+        "pairwise": None,
     }
 
 
