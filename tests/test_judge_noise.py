@@ -18,9 +18,11 @@ import pytest
 from typer.testing import CliRunner
 
 from agentgauge.cli import app
+from agentgauge.documents.pages import run_document
 from agentgauge.judges import client as judge_client
 from agentgauge.judges.noise import combine, krippendorff_alpha, noise_summary, straddles
 from agentgauge.model import Task, Trace
+from agentgauge.store import Store
 from judge_server import KEY_ENV, JudgeServer, judge_server
 
 runner = CliRunner()
@@ -158,11 +160,24 @@ def test_noise_recovered_and_uncertain_verdicts(server: JudgeServer, tmp_path: P
     assert f"{len(mixed)} samples uncertain" in result.output
     assert "judge noise" in result.output
 
-    # a rerun costs nothing: every (prompt, sample index) is cached
+    # the viewer's documents: the run's noise and the verdict filter's count
+    with Store(tmp_path / "a.db") as store:
+        page = run_document(store, doc["run_id"])
+    assert page["judge_noise"]["uncertain"] == len(mixed)
+    assert ["uncertain", len(mixed)] in page["facets"]["recommendation"]
+
+    # a rerun costs nothing: every (prompt, sample index) is cached; --fail-under within the
+    # judges' noise of the mean composite fails as uncertain, well below it passes
     server.requests.clear()
     judge_client._MEMO.clear()
-    again = runner.invoke(app, args)
-    assert again.exit_code == 0, again.output
+    composite = doc["aggregate"]["composite"]
+    mean, se = composite["mean"], composite["judge_noise_se"]
+    assert se > 0
+    within = runner.invoke(app, [*args, "--fail-under", f"{mean - se:.6f}"])
+    assert within.exit_code == 1, within.output
+    assert "uncertain: composite" in within.output
+    clear = runner.invoke(app, [*args, "--fail-under", f"{max(0.0, mean - 4 * se):.6f}"])
+    assert clear.exit_code == 0, clear.output
     assert server.requests == []
 
 

@@ -104,7 +104,11 @@ def test_every_local_behaviour_yields_valid_verdicts(
 def test_the_probe_is_kept_for_the_run_in_the_cache(server: JudgeServer, tmp_path: Path) -> None:
     server.behaviour = "text"
     options = judge_options(server, tmp_path, output_mode="auto", criteria="Helpful.", steps=["x"])
-    create_metric("rubric", options).score(_trace(0))
+    rubric = create_metric("rubric", options)
+    # the engine asks before the run: the probe, and the record that says which mode
+    (record,) = rubric.prepare()
+    assert (record["purpose"], record["mode"], record["error"]) == ("output mode", "prompted", None)
+    rubric.score(_trace(0))
     assert sum("connectivity check" in json.dumps(r["body"]) for r in server.requests) == 2
     # another process of the run (the memo gone, the cache file kept): no probe
     judge_client._MODES_SEEN.clear()

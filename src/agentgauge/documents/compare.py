@@ -133,8 +133,8 @@ def compare_samples(
         ci_low, ci_high, p_value, q_value, verdict}}, "usage": {"cost_usd" | "total_tokens":
         {n, mean_a, mean_b, diff, ci_low, ci_high, p_value, verdict}}, "only_in_a",
         "only_in_b", "warnings", "pairwise"}`` (``pairwise``: a judge's pairwise preference,
-        filled in by :func:`compare_runs` from the store). The usage verdicts ("B cheaper", "B dearer") use each
-        figure's own p-value: they are not among the metrics' tests.
+        filled in by :func:`compare_runs` from the store). The usage verdicts ("B cheaper",
+        "B dearer") use each figure's own p-value: they are not among the metrics' tests.
     """
     a_run, b_run = a.run, b.run
     a_id, b_id = a_run.id, b_run.id

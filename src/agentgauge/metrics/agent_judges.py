@@ -140,12 +140,14 @@ class Rubric(JudgeMetric):
         """Write the evaluation steps now, once for the run, and say what that cost.
 
         The engine calls this before the samples are scored, so that every worker process
-        reads the same steps from the cache. Returns one record (the steps, the model, the
-        call's usage and whether it came from the cache), or none when the steps are given or
-        no judge is configured.
+        reads the same steps from the cache. Returns the output mode's record
+        (:meth:`JudgeMetric.prepare`) and one record of the steps (the steps, the model, the
+        call's usage and whether it came from the cache), none when the steps are given or no
+        judge is configured.
         """
+        modes = super().prepare()
         if self.steps is not None or self.settings.model is None:
-            return []
+            return modes
 
         async def write_steps() -> str | None:
             async with JudgeSession(self.settings, self._spend) as session:
@@ -154,6 +156,7 @@ class Rubric(JudgeMetric):
         problem = run_sync(write_steps())
         report = self._setup_details().get("steps_generation", {})
         return [
+            *modes,
             {
                 "metric": self.name,
                 "purpose": "evaluation steps",
@@ -162,7 +165,7 @@ class Rubric(JudgeMetric):
                 "error": problem,
                 "usage": report.get("usage"),
                 "cached": report.get("cached"),
-            }
+            },
         ]
 
     def _prepare(self, trace: Trace) -> tuple[str, dict[str, Any]] | str:

@@ -206,6 +206,30 @@ class JudgeMetric:
         """The system instructions of this judge's calls."""
         return self.spec.instructions
 
+    def prepare(self) -> list[dict[str, Any]]:
+        """Find the endpoint's output mode now, once for the run (``output_mode = "auto"``),
+        so that every worker process reads it from the cache; the record says which mode the
+        run uses (none when the mode is configured or no judge is).
+        """
+        if self.settings.model is None or self.settings.output_mode != "auto":
+            return []
+
+        async def probe() -> str | JudgeFailure:
+            async with JudgeSession(self.settings, self._spend) as session:
+                return await session.output_mode()
+
+        found = run_sync(probe())
+        failed = isinstance(found, JudgeFailure)
+        return [
+            {
+                "metric": self.name,
+                "purpose": "output mode",
+                "model": self.settings.model_id,
+                "mode": None if failed else found,
+                "error": found.reason if isinstance(found, JudgeFailure) else None,
+            }
+        ]
+
     def preflight(self) -> None:
         """Check the judge's set-up before a run, without calling it.
 

@@ -5,7 +5,8 @@ The JSON document is the contract other tools read::
     {"run_id", "suite", "config", "status",
      "aggregate": {METRIC: {"mean", "ci_low", "ci_high", "n", "n_missing"},
                    "composite": {..., "mean_coverage", "recommendation", "band",
-                                 "uncertain_samples" (runs with repeated judgments)}},
+                                 "uncertain_samples", "judge_noise_se" (runs with repeated
+                                 judgments: the judges' noise in the mean composite)}},
      "usage": {"agent": {FIELD: {"total", "mean", "ci_low", "ci_high", "n", "n_missing"}},
                "judge": {...totals} | null, "composite_per_usd", "composite_per_1k_tokens"},
      "judge_noise": {METRIC: {"samples", "answers", "aggregate", "mean_sd", "mean_sd_ci",
@@ -91,6 +92,7 @@ def _head(store: Store, run: RunInfo) -> dict[str, Any]:
     )
     if noise:
         composite["uncertain_samples"] = noise["uncertain"]
+        composite["judge_noise_se"] = noise["composite_se"]
     return {
         "run_id": run.id,
         "kind": run.kind,

@@ -95,6 +95,14 @@ def print_summary(store: Store, run_id: str, console: Console | None = None) -> 
     verdict = run_verdict(run, comp.mean, means, composite_se=noise.get("composite_se"))
     if noise:
         print_judge_noise(noise, console)
+    modes = {
+        (r.get("model"), r.get("mode"), r.get("error"))
+        for r in store.records(run.id, "judge_setup")
+        if r.get("purpose") == "output mode"
+    }
+    for model, mode, error in sorted(modes, key=str):
+        said = f"judge output mode: {mode}" if mode else f"judge output mode unknown ({error})"
+        console.print(f"{said} · {escape(str(model))}", highlight=False)
     if verdict.get("uncertain"):
         low, high = verdict["uncertain"]["interval"]
         at_low, at_high = verdict["uncertain"]["recommendations"]
