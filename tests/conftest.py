@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from judge_server import KEY_ENV, JudgeServer, judge_server
 
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["TRANSFORMERS_OFFLINE"] = "1"
@@ -35,3 +38,24 @@ def bfcl_eval() -> None:
     pytest.importorskip(
         "bfcl_eval", reason="bfcl-eval is not installed (make test installs it into .bench-deps)"
     )
+
+
+@pytest.fixture
+def server() -> Iterator[JudgeServer]:
+    """A fake judge on 127.0.0.1 (``judge_server.py``) for the test's duration."""
+    with judge_server() as state:
+        yield state
+
+
+@pytest.fixture
+def fresh_judges(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The test key in the judge's key variable, and no verdict or output mode remembered
+    from another test."""
+    from agentgauge.judges import client as judge_client
+
+    monkeypatch.setenv(KEY_ENV, "sk-test-0123456789")
+    judge_client._MEMO.clear()
+    judge_client._MODES_SEEN.clear()
+    yield
+    judge_client._MEMO.clear()
+    judge_client._MODES_SEEN.clear()

@@ -5,7 +5,6 @@ OpenAI provider); the viewer's sample document names the step to mark."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,25 +13,15 @@ import pytest
 from agentgauge.config import Suite
 from agentgauge.documents.pages import sample_document
 from agentgauge.engine import EvaluateOptions, evaluate
-from agentgauge.judges import client as judge_client
 from agentgauge.metrics.base import create_metric
 from agentgauge.model import ExpectedCall, Step, StepKind, Task, ToolCall, Trace
 from agentgauge.store import Store
-from judge_server import KEY_ENV, JudgeServer, judge_options, judge_server
-
-
-@pytest.fixture
-def server() -> Iterator[JudgeServer]:
-    with judge_server() as state:
-        yield state
+from judge_server import JudgeServer, judge_options
 
 
 @pytest.fixture(autouse=True)
-def _fresh(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setenv(KEY_ENV, "sk-test-0123456789")
-    judge_client._MEMO.clear()
-    yield
-    judge_client._MEMO.clear()
+def _fresh(fresh_judges: None) -> None:
+    """Each test starts with no remembered verdict."""
 
 
 def _call(i: int, name: str, agent: str = "planner", **args: Any) -> Step:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,25 +16,15 @@ from agentgauge.judges import client as judge_client
 from agentgauge.judges.explore import TraceExplorer, windows
 from agentgauge.metrics.base import create_metric
 from agentgauge.model import Step, StepKind, Task, ToolCall, Trace
-from judge_server import KEY_ENV, JudgeServer, judge_options, judge_server
+from judge_server import JudgeServer, judge_options
 
 N_STEPS = 2000
 WRONG = 1700
 
 
-@pytest.fixture
-def server() -> Iterator[JudgeServer]:
-    with judge_server() as state:
-        state.answer = _judge
-        yield state
-
-
 @pytest.fixture(autouse=True)
-def _fresh(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setenv(KEY_ENV, "sk-test-0123456789")
-    judge_client._MEMO.clear()
-    yield
-    judge_client._MEMO.clear()
+def _judge(server: JudgeServer, fresh_judges: None) -> None:
+    server.answer = _judge_answer
 
 
 def _long_trace() -> Trace:
@@ -68,7 +57,7 @@ def _seen(body: dict[str, Any]) -> str:
     return json.dumps(body["messages"])
 
 
-def _judge(body: dict[str, Any]) -> dict[str, Any]:
+def _judge_answer(body: dict[str, Any]) -> dict[str, Any]:
     """A judge that fails the path when it has seen the error, and passes it otherwise."""
     system = body["messages"][0]["content"]  # holds the schema in prompted mode
     fields = json.dumps(body.get("tools") or body.get("response_format") or system)

@@ -8,7 +8,6 @@ import csv
 import hashlib
 import json
 import math
-from collections.abc import Iterator
 from itertools import combinations
 from pathlib import Path
 from typing import Any
@@ -23,7 +22,7 @@ from agentgauge.judges import client as judge_client
 from agentgauge.judges.noise import combine, krippendorff_alpha, noise_summary, straddles
 from agentgauge.model import Task, Trace
 from agentgauge.store import Store
-from judge_server import KEY_ENV, JudgeServer, judge_server
+from judge_server import KEY_ENV, JudgeServer
 
 runner = CliRunner()
 K = 5
@@ -32,18 +31,9 @@ N_STEADY = 6
 THRESHOLD = (4.5 - 1) / 4  # 4.5 on the 1-5 scale
 
 
-@pytest.fixture
-def server() -> Iterator[JudgeServer]:
-    with judge_server() as state:
-        yield state
-
-
 @pytest.fixture(autouse=True)
-def _fresh(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setenv(KEY_ENV, "sk-test-0123456789")
-    judge_client._MEMO.clear()
-    yield
-    judge_client._MEMO.clear()
+def _fresh(fresh_judges: None) -> None:
+    """Each test starts with no remembered verdict."""
 
 
 def _user(body: dict[str, Any]) -> str:

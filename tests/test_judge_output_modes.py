@@ -6,7 +6,6 @@ provider. The output mode is probed once per run, and every behaviour yields val
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,23 +16,16 @@ from agentgauge.judges.output import read_verdict
 from agentgauge.judges.prompts import TrajectoryVerdict
 from agentgauge.metrics.base import create_metric
 from agentgauge.model import Step, StepKind, Task, ToolCall, Trace
-from judge_server import KEY_ENV, RUBRIC_VALUE, JudgeServer, judge_options, judge_server
-
-
-@pytest.fixture
-def server() -> Iterator[JudgeServer]:
-    with judge_server() as state:
-        yield state
+from judge_server import (
+    RUBRIC_VALUE,
+    JudgeServer,
+    judge_options,
+)
 
 
 @pytest.fixture(autouse=True)
-def _fresh(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setenv(KEY_ENV, "sk-test-0123456789")
-    judge_client._MEMO.clear()
-    judge_client._MODES_SEEN.clear()
-    yield
-    judge_client._MEMO.clear()
-    judge_client._MODES_SEEN.clear()
+def _fresh(fresh_judges: None) -> None:
+    """Each test starts with no remembered verdict."""
 
 
 def _trace(i: int) -> Trace:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,27 +16,17 @@ import pytest
 from typer.testing import CliRunner
 
 from agentgauge.cli import app
-from agentgauge.judges import client as judge_client
 from agentgauge.model import Task, Trace
 from agentgauge.stats import bradley_terry, mean_ci
-from judge_server import KEY_ENV, JudgeServer, judge_server
+from judge_server import KEY_ENV, JudgeServer
 
 runner = CliRunner()
 N_TASKS = 12
 
 
-@pytest.fixture
-def server() -> Iterator[JudgeServer]:
-    with judge_server() as state:
-        yield state
-
-
 @pytest.fixture(autouse=True)
-def _fresh(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setenv(KEY_ENV, "sk-test-0123456789")
-    judge_client._MEMO.clear()
-    yield
-    judge_client._MEMO.clear()
+def _fresh(fresh_judges: None) -> None:
+    """Each test starts with no remembered verdict."""
 
 
 def _asks_preference(body: dict[str, Any]) -> bool:

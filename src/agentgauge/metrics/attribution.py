@@ -34,7 +34,7 @@ went wrong), in [0, 1). ``details`` hold ``step`` (the step's index), ``agent``,
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import Field
 
@@ -55,14 +55,7 @@ Category = Literal[
     "lost hand-off",
     "loop",
 ]
-CATEGORIES: tuple[str, ...] = (
-    "wrong tool",
-    "wrong arguments",
-    "ignored tool result or error",
-    "premature answer",
-    "lost hand-off",
-    "loop",
-)
+CATEGORIES: tuple[str, ...] = get_args(Category)
 _LOOP = 3
 
 
