@@ -23,7 +23,7 @@ from agentgauge.io.otel.observation import Message
 from agentgauge.io.otel.wire.span import Span
 from agentgauge.model import ToolSpec
 
-__all__ = ["OpenInference"]
+__all__ = ["OpenInference", "span_kind"]
 
 _OPERATIONS = {
     "LLM": "chat",
@@ -34,6 +34,21 @@ _OPERATIONS = {
 }
 _HANDOFF_PREFIX = "handoff to "
 _SECRET = re.compile(r"api[_-]?key|secret|password|authori[sz]ation|access[_-]?token", re.I)
+
+
+def span_kind(span: Span, scope: str | None = None) -> str | None:
+    """The span's OpenInference kind (``LLM``, ``TOOL``, ``AGENT``, ``CHAIN``, ...), upper-cased;
+    None when it has none, or when ``scope`` is given and the span is of another
+    instrumentation (a framework's conventions read only their instrumentation's spans).
+
+    Args:
+        span: the span.
+        scope: the instrumentation scope the span must have.
+    """
+    if scope is not None and span.scope != scope:
+        return None
+    kind = span.attributes.get("openinference.span.kind")
+    return kind.upper() if isinstance(kind, str) else None
 
 
 @convention("openinference", rank=50)
