@@ -31,7 +31,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-__all__ = ["is_langsmith", "langsmith_spans"]
+__all__ = ["is_langsmith", "langsmith_spans", "openai_message"]
 
 
 def _is_run(doc: Any) -> bool:
@@ -74,8 +74,12 @@ _ROLES = {
 """LangChain's message types (a state's ``type``, a serialised message's class) as roles."""
 
 
-def _lc_message(raw: Any) -> Any:
-    """A LangChain message as an OpenAI-style message; any other value as it is."""
+def openai_message(raw: Any) -> Any:
+    """A LangChain message as an OpenAI-style message; any other value as it is.
+
+    Args:
+        raw: a serialised LangChain message, a state's message dict, or anything else.
+    """
     if not isinstance(raw, dict):
         return raw
     fields, kind = raw, raw.get("type")
@@ -109,7 +113,7 @@ def _messages(value: Any) -> list[Any] | None:
         value = value[0]  # a chat model's run: one list of messages per prompt
     if not isinstance(value, list):
         return None
-    return [_lc_message(m) for m in value]
+    return [openai_message(m) for m in value]
 
 
 def _answers(outputs: dict[str, Any]) -> list[Any] | None:
@@ -120,7 +124,7 @@ def _answers(outputs: dict[str, Any]) -> list[Any] | None:
     generations = outputs.get("generations")
     if isinstance(generations, list) and generations and isinstance(generations[0], list):
         return [
-            _lc_message(g["message"])
+            openai_message(g["message"])
             for g in generations[0]
             if isinstance(g, dict) and isinstance(g.get("message"), dict)
         ]
@@ -188,7 +192,7 @@ def _tool_attributes(run: dict[str, Any]) -> dict[str, Any]:
     outputs = run.get("outputs")
     if isinstance(outputs, dict) and list(outputs) == ["output"]:
         outputs = outputs["output"]
-    reply = _lc_message(outputs)
+    reply = openai_message(outputs)
     if isinstance(reply, dict) and reply.get("role") == "tool":
         outputs = reply.get("content")  # LangChain's ToolMessage: its content is the result
     return {
