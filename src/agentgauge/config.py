@@ -1,6 +1,7 @@
 """Suites: which metrics to compute, their weights, options and thresholds.
 
-A suite is built in (``behavior``, ``toolcall``, ``review``) or read from a TOML file::
+A suite is built in (``behavior``, ``toolcall``, ``review``, ``simulation``) or read from a TOML
+file::
 
     name = "my-suite"
     extends = "behavior"                 # optional: start from a built-in suite
@@ -339,6 +340,18 @@ BUILTIN_SUITES: dict[str, dict[str, Any]] = {
             "response_quality": 0.0,
         },
     },
+    "simulation": {
+        "metrics": [
+            "reward",
+            "end_state",
+            "actions",
+            "communicated",
+            "policy_compliance",
+            "user_fidelity",
+            "simulator_fault",
+        ],
+        "weights": {"reward": 1.0},
+    },
     "review": {
         "metrics": list(_REVIEW_METRICS),
         "weights": {name: 1 / len(_REVIEW_METRICS) for name in _REVIEW_METRICS},
@@ -400,7 +413,7 @@ def load_suite(ref: str | Path) -> Suite:
     """Load a built-in suite by name or a suite TOML file by path.
 
     Args:
-        ref: ``behavior``, ``toolcall``, ``review``, or a path to a ``.toml`` file.
+        ref: ``behavior``, ``toolcall``, ``review``, ``simulation``, or a path to a ``.toml`` file.
 
     Raises:
         SuiteError: for an unknown suite, an unreadable file, or an unknown key, metric,

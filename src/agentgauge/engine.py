@@ -448,10 +448,14 @@ def _item_key(seq: int, item: Item) -> str:
 
 
 def _batches(
-    items: Iterable[Item], done: set[str], size: int, on_skip: Callable[[int], None]
+    items: Iterable[Item],
+    done: set[str],
+    size: int,
+    on_skip: Callable[[int], None],
+    first_seq: int = 0,
 ) -> Iterator[Batch]:
     batch: Batch = []
-    for seq, item in enumerate(items):
+    for seq, item in enumerate(items, start=first_seq):
         key = _item_key(seq, item)
         if key in done:
             on_skip(1)
@@ -505,6 +509,9 @@ class EvaluateOptions:
         ray_address: the Ray cluster to join; a local one is started when None.
         progress: show a progress bar.
         total: the number of items, for the progress bar.
+        first_seq: the sequence number of the first item: a resumed run whose items do not
+            start over from its first (a simulation's remaining conversations) numbers them
+            after those it holds.
     """
 
     run_id: str | None = None
@@ -518,6 +525,7 @@ class EvaluateOptions:
     ray_address: str | None = None
     progress: bool = True
     total: int | None = None
+    first_seq: int = 0
 
 
 def checked_metrics(suite: Suite) -> list[Metric]:
@@ -590,7 +598,8 @@ def evaluate(
     runner = _start_runner(scoring, built, make_runner, opts)
     try:
         with _progress_bar(opts.progress, opts.total) as advance:
-            for outcome in runner.run(_batches(items, done, opts.batch_size, advance)):
+            batches = _batches(items, done, opts.batch_size, advance, opts.first_seq)
+            for outcome in runner.run(batches):
                 store.write_prepared(run_id, outcome)
                 advance(outcome.size)
     except BaseException as exc:

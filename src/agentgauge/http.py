@@ -33,7 +33,7 @@ import httpx2
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from agentgauge._redact import redact_error
-from agentgauge._safe import size_limit
+from agentgauge._safe import DECODE_ERRORS, describe, size_limit
 from agentgauge.errors import AgentgaugeError
 from agentgauge.model import Usage
 
@@ -46,6 +46,7 @@ __all__ = [
     "RetryPolicy",
     "TokenUsage",
     "TransientError",
+    "assistant_message",
     "chat_completions_url",
     "parse_usage",
     "retry_after_s",
@@ -60,6 +61,8 @@ _BODY_EXCERPT = 300
 MAX_RESPONSE_BYTES = 32 * 1024 * 1024
 """The largest response body read (``AGENTGAUGE_MAX_RESPONSE_BYTES`` sets another); a larger
 one is an error of its request."""
+# a response that is not JSON, too large or deep to decode, or not a chat completion
+_UNREADABLE: tuple[type[Exception], ...] = (*DECODE_ERRORS, KeyError, IndexError, TypeError)
 _sleep = asyncio.sleep  # module-level so that tests can record the waits instead of waiting
 
 
@@ -423,3 +426,31 @@ class ChatEndpoint:
         if len(text) > _BODY_EXCERPT:
             text = text[:_BODY_EXCERPT] + "..."
         return self.redact(text)
+
+
+async def assistant_message(
+    endpoint: ChatEndpoint, body: dict[str, Any]
+) -> tuple[dict[str, Any], Usage | None]:
+    """One attempt at a chat completion: the assistant message of its first choice and the
+    request's usage, with the model asked for named (so that the tokens can be priced).
+
+    Args:
+        endpoint: the endpoint.
+        body: the request body (its ``model`` names the usage's model).
+
+    Raises:
+        TransientError, ResponseError: as :meth:`ChatEndpoint.post`; ResponseError also for a
+            response that is not a chat completion.
+    """
+    response = await endpoint.post(body)
+    try:
+        data = response.json()
+        message = data["choices"][0]["message"]
+    except _UNREADABLE as exc:
+        raise ResponseError(f"unreadable response ({describe(exc)})") from None
+    if not isinstance(message, dict):
+        raise ResponseError("unreadable response (the choice's message is not an object)")
+    tokens = parse_usage(data.get("usage"))
+    if tokens is None:
+        return message, None
+    return message, tokens.to_usage().model_copy(update={"model": body.get("model")})

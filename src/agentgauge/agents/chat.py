@@ -28,6 +28,15 @@ evaluated). The spec's parameters map onto the agent as follows:
     reasoning steps and kept in the history; depth 1 answers directly. Reasoning turns always
     leave one request for the action loop.
 
+**Conversations.** A task whose input is ``{"messages": [...]}`` (OpenAI chat messages: a
+simulated conversation so far, ``agentgauge simulate``) is one turn of a conversation: the
+system message is the agent's instructions with the task's description as the ``<policy>``,
+the messages follow, and the run returns the agent's reply as text. Without
+``context_length`` the whole conversation is sent; with it, the messages from the last user
+message on are always sent and older ones (an assistant message with its tool results kept
+together) go newest first while the characters stay within ``context_length``. The tools
+offered are the agent's own and those of the run (``recorder.tools``: the environment's).
+
 The request also carries ``seed`` (the run's seed). Requests go through
 :mod:`agentgauge.http`: each attempt has a deadline of ``timeout_s``; 408, 409, 429, 5xx, dropped
 connections and timeouts are retried up to ``max_retries`` times (waiting the server's
@@ -49,16 +58,14 @@ from typing import Any
 import httpx2
 from pydantic import ValidationError
 
-from agentgauge._safe import DECODE_ERRORS, describe
 from agentgauge.agents.protocol import Recorder, Tool, agent_name, tool
 from agentgauge.errors import AgentgaugeError
 from agentgauge.http import (
     ChatEndpoint,
     RequestFailed,
-    ResponseError,
     RetryPolicy,
+    assistant_message,
     chat_completions_url,
-    parse_usage,
     with_retries,
 )
 from agentgauge.io.jsonl import error_message
@@ -70,13 +77,14 @@ _SYSTEM = (
     "You are an agent. Use the tools when they help, then give the final answer as plain text "
     "(or JSON when the task asks for structured output)."
 )
+_CONVERSATION_SYSTEM = (
+    "You are a customer service agent who helps the user according to the policy below. In "
+    "each turn, use the tools you need, then reply to the user: your reply ends your turn."
+)
 _REASON_PROMPT = (
     "Reasoning turn {i} of {n}: think about the task step by step. Do not give the final "
     "answer yet."
 )
-
-# a response that is not JSON, too large or deep to decode, or not a chat completion
-_UNREADABLE: tuple[type[Exception], ...] = (*DECODE_ERRORS, KeyError, IndexError, TypeError)
 
 
 class ChatError(AgentgaugeError, RuntimeError):
@@ -94,11 +102,57 @@ def _task_text(task: Task) -> str:
     return "\n\n".join(parts) or task.id
 
 
+def _conversation(task: Task) -> list[dict[str, Any]] | None:
+    """The chat messages of a conversation turn's task, None for a plain task."""
+    data = task.input
+    messages = data.get("messages") if isinstance(data, dict) else None
+    if not isinstance(messages, list):
+        return None
+    out: list[dict[str, Any]] = []
+    for i, message in enumerate(messages):
+        if not isinstance(message, dict) or message.get("role") not in (
+            "user",
+            "assistant",
+            "tool",
+        ):
+            raise ChatError(
+                f"task {task.id}: input.messages[{i}] is not a user, assistant or tool message"
+            )
+        out.append(dict(message))
+    return out
+
+
+def _groups(messages: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """Messages grouped so that a tool result stays with the assistant message that called."""
+    groups: list[list[dict[str, Any]]] = []
+    for message in messages:
+        if message.get("role") == "tool" and groups:
+            groups[-1].append(message)
+        else:
+            groups.append([message])
+    return groups
+
+
 def _chars(message: Mapping[str, Any]) -> int:
     size = len(str(message.get("content") or ""))
     for call in message.get("tool_calls") or []:
         size += len(json.dumps(call))
     return size
+
+
+def _newest_first(
+    turns: list[list[dict[str, Any]]], budget: int, *, keep_first: bool
+) -> list[list[dict[str, Any]]]:
+    """The turns (newest first) that fit in ``budget`` characters, stopping at the first that
+    does not; the newest one is kept whatever its size when ``keep_first``."""
+    kept: list[list[dict[str, Any]]] = []
+    for index, turn in enumerate(turns):
+        size = sum(_chars(m) for m in turn)
+        if (index > 0 or not keep_first) and size > budget:
+            break
+        kept.append(turn)
+        budget -= size
+    return kept
 
 
 def _as_output(text: str | None) -> JSON:
@@ -166,17 +220,35 @@ class ChatAgent:
     ) -> list[dict[str, Any]]:
         user = {"role": "user", "content": task_text[:context_length]}
         budget = context_length - len(user["content"])
-        kept: list[list[dict[str, Any]]] = []
-        for index, turn in enumerate(reversed(history)):
-            size = sum(_chars(m) for m in turn)
-            if index > 0 and size > budget:
-                break
-            kept.append(turn)
-            budget -= size
+        kept = _newest_first(list(reversed(history)), budget, keep_first=True)
         messages = [{"role": "system", "content": self.system_prompt}, user]
         for turn in reversed(kept):
             messages.extend(turn)
         return messages
+
+    def _conversation_messages(
+        self,
+        policy: str,
+        conversation: list[dict[str, Any]],
+        history: list[list[dict[str, Any]]],
+        context_length: int | None,
+    ) -> list[dict[str, Any]]:
+        instructions = _CONVERSATION_SYSTEM if self.system_prompt == _SYSTEM else self.system_prompt
+        if policy:
+            instructions += f"\n\n<policy>\n{policy}\n</policy>"
+        last_user = max(
+            (i for i, m in enumerate(conversation) if m.get("role") == "user"), default=0
+        )
+        fixed = conversation[last_user:] + [m for turn in history for m in turn]
+        older = _groups(conversation[:last_user])
+        if context_length is not None:
+            budget = context_length - sum(_chars(m) for m in fixed)
+            older = list(reversed(_newest_first(list(reversed(older)), budget, keep_first=False)))
+        return [
+            {"role": "system", "content": instructions},
+            *(m for group in older for m in group),
+            *fixed,
+        ]
 
     async def _request(
         self,
@@ -185,7 +257,7 @@ class ChatAgent:
         rng: random.Random,
         messages: list[dict[str, Any]],
         temperature: float,
-        offer_tools: bool,
+        tools: Mapping[str, Tool],
     ) -> tuple[dict[str, Any], float, Usage | None]:
         body: dict[str, Any] = {
             "model": self.model,
@@ -194,25 +266,27 @@ class ChatAgent:
         }
         if recorder.seed is not None:
             body["seed"] = recorder.seed
-        if offer_tools and self.tools:
+        if tools:
             body["tools"] = [
-                {"type": "function", "function": t.spec.model_dump()} for t in self.tools.values()
+                {"type": "function", "function": t.spec.model_dump()} for t in tools.values()
             ]
             body["tool_choice"] = "auto"
         try:
-            done = await with_retries(lambda: _answer(endpoint, body), self.retry, rng)
+            done = await with_retries(lambda: assistant_message(endpoint, body), self.retry, rng)
         except RequestFailed as exc:
             raise ChatError(endpoint.redact(f"{self.base_url}: {exc}")) from None
         message, usage = done.value
         return message, done.latency_s, usage
 
-    async def _run_tool(self, recorder: Recorder, call: Mapping[str, Any]) -> str:
+    async def _run_tool(
+        self, recorder: Recorder, call: Mapping[str, Any], tools: Mapping[str, Tool]
+    ) -> str:
         """Execute one model tool call; returns the tool message content."""
         call_id = str(call.get("id") or recorder.next_call_id())
         function = call.get("function") or {}
         name = str(function.get("name", ""))
         raw = function.get("arguments") or "{}"
-        chosen = self.tools.get(name)
+        chosen = tools.get(name)
         try:
             arguments = json.loads(raw) if isinstance(raw, str) else raw
             if not isinstance(arguments, dict):
@@ -224,7 +298,7 @@ class ChatAgent:
         if chosen is None:
             recorder.tool_call(name or "?", arguments, call_id=call_id)
             recorder.tool_result(call_id, error=f"unknown tool {name!r}")
-            return f"error: unknown tool {name!r}; tools: {', '.join(self.tools)}"
+            return f"error: unknown tool {name!r}; tools: {', '.join(tools)}"
         try:
             result = await chosen.ainvoke(arguments, call_id=call_id)
         except ValidationError as exc:
@@ -237,24 +311,39 @@ class ChatAgent:
         return json.dumps(result, default=str)
 
     async def run(self, task: Task, params: Mapping[str, JSON], recorder: Recorder) -> JSON:
-        """Do ``task``: reasoning turns, then the tool loop, within the step cap.
+        """Do ``task`` (or take one turn of a conversation): reasoning turns, then the tool
+        loop, within the step cap.
 
         Args:
-            task: the task (description and input are sent to the model).
+            task: the task (description and input are sent to the model), or a conversation's
+                turn (input ``{"messages": [...]}``, description the policy).
             params: temperature, context_length, max_steps, tool_usage_threshold,
                 reasoning_depth (see the module docstring for their meaning).
-            recorder: where the steps go.
+            recorder: where the steps go; its ``tools`` are offered besides the agent's own.
         """
+        conversation = _conversation(task)
         temperature = float(_number(params, "temperature", 0.7))
-        context_length = int(_number(params, "context_length", 1000))
         max_steps = int(_number(params, "max_steps", 10))
         threshold = float(_number(params, "tool_usage_threshold", 0.5))
         depth = int(_number(params, "reasoning_depth", 1))
-        if max_steps < 1 or context_length < 1:
+        context_length: int | None = None
+        if conversation is None or "context_length" in params:
+            context_length = int(_number(params, "context_length", 1000))
+        if max_steps < 1 or (context_length is not None and context_length < 1):
             raise ValueError("max_steps and context_length must be >= 1")
+        tools = {**self.tools, **recorder.tools}
+        task_text = _task_text(task)
+
+        def prompt_of(history: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
+            if conversation is not None:
+                return self._conversation_messages(
+                    task.description, conversation, history, context_length
+                )
+            assert context_length is not None
+            return self._messages(task_text, history, context_length)
+
         reasoning_turns = max(0, min(depth - 1, max_steps - 1))
         tool_turns = math.floor((1.0 - threshold) * max_steps + 1e-9)
-        task_text = _task_text(task)
         history: list[list[dict[str, Any]]] = []
         requests = 0
         last_text: str | None = None
@@ -268,9 +357,8 @@ class ChatAgent:
                     "role": "user",
                     "content": _REASON_PROMPT.format(i=i + 1, n=reasoning_turns),
                 }
-                messages = self._messages(task_text, [*history, [prompt]], context_length)
                 message, elapsed, usage = await self._request(
-                    endpoint, recorder, rng, messages, temperature, offer_tools=False
+                    endpoint, recorder, rng, prompt_of([*history, [prompt]]), temperature, {}
                 )
                 requests += 1
                 text = message.get("content") or ""
@@ -279,9 +367,8 @@ class ChatAgent:
             tool_requests = 0
             while requests < max_steps:
                 offer = tool_requests < tool_turns
-                messages = self._messages(task_text, history, context_length)
                 message, elapsed, usage = await self._request(
-                    endpoint, recorder, rng, messages, temperature, offer_tools=offer
+                    endpoint, recorder, rng, prompt_of(history), temperature, tools if offer else {}
                 )
                 requests += 1
                 text = message.get("content")
@@ -289,14 +376,14 @@ class ChatAgent:
                 recorder.llm(text, usage=usage, duration_s=elapsed)
                 last_text = text if text else last_text
                 if not calls:
-                    return _as_output(text)
+                    return text if conversation is not None else _as_output(text)
                 turn: list[dict[str, Any]] = [
                     {"role": "assistant", "content": text, "tool_calls": calls}
                 ]
                 if offer:
                     tool_requests += 1
                     for call in calls:
-                        content = await self._run_tool(recorder, call)
+                        content = await self._run_tool(recorder, call, tools)
                         turn.append(
                             {"role": "tool", "tool_call_id": call.get("id"), "content": content}
                         )
@@ -312,29 +399,12 @@ class ChatAgent:
                         )
                 history.append(turn)
         recorder.error(f"stopped after max_steps={max_steps} requests without a final answer")
-        return _as_output(last_text)
+        return last_text if conversation is not None else _as_output(last_text)
 
     @property
     def trace_metadata(self) -> dict[str, JSON]:
         """Put in every trace: the endpoint and the model (never the key)."""
         return {"endpoint": self.base_url, "model": self.model, "agent_kind": agent_name(self)}
-
-
-async def _answer(
-    endpoint: ChatEndpoint, body: dict[str, Any]
-) -> tuple[dict[str, Any], Usage | None]:
-    """One attempt: the assistant message of the first choice and the request's usage."""
-    response = await endpoint.post(body)
-    try:
-        data = response.json()
-        message = data["choices"][0]["message"]
-    except _UNREADABLE as exc:
-        raise ResponseError(f"unreadable response ({describe(exc)})") from None
-    tokens = parse_usage(data.get("usage"))
-    if tokens is None:
-        return message, None
-    # the model asked for names the tokens, so that they can be priced
-    return message, tokens.to_usage().model_copy(update={"model": body["model"]})
 
 
 def _number(params: Mapping[str, JSON], name: str, default: float) -> float:

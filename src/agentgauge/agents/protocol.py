@@ -60,6 +60,7 @@ __all__ = [
     "Tool",
     "agent_name",
     "current_recorder",
+    "import_reference",
     "load_agent",
     "parse_params",
     "read_tasks",
@@ -102,14 +103,23 @@ class Recorder:
         agent: default agent name put on the steps.
         timestamps: stamp each step's ``started_at`` with the wall clock (off for simulated
             agents, whose traces must not depend on when they ran).
+        tools: tools the run offers the agent besides its own, by name (a simulation's
+            environment: its tools act on that conversation's state). An agent calls them as it
+            calls its own; the chat agent offers them to its model.
     """
 
     def __init__(
-        self, seed: int | None = None, agent: str | None = None, *, timestamps: bool = True
+        self,
+        seed: int | None = None,
+        agent: str | None = None,
+        *,
+        timestamps: bool = True,
+        tools: Mapping[str, Tool] | None = None,
     ) -> None:
         self.seed = seed
         self.agent = agent
         self.timestamps = timestamps
+        self.tools: dict[str, Tool] = dict(tools or {})
         self._steps: list[Step] = []
         self._lock = threading.Lock()
         self._call_ids = 0
@@ -565,6 +575,32 @@ def _current_folder_last() -> Iterator[None]:
             sys.path.remove(folder)
 
 
+def import_reference(ref: str, option: str, error: type[AgentgaugeError]) -> Any:
+    """Import ``module:attribute`` and return the attribute (the current folder importable
+    while the module is imported, after the installed packages: it never shadows one).
+
+    Args:
+        ref: ``package.module:name``.
+        option: the option that gave it, for the messages (``--agent``).
+        error: the error to raise.
+
+    Raises:
+        error: naming what is wrong.
+    """
+    module_name, sep, attr = ref.partition(":")
+    if not sep or not module_name or not attr:
+        raise error(f"{option} {ref!r}: expected 'module:factory'")
+    try:
+        with _current_folder_last():
+            module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise error(f"{option} {ref!r}: cannot import {module_name!r}: {exc}") from None
+    try:
+        return getattr(module, attr)
+    except AttributeError:
+        raise error(f"{option} {ref!r}: module {module_name!r} has no {attr!r}") from None
+
+
 def load_agent(ref: str) -> Any:
     """Import ``module:attribute`` and return the agent it names.
 
@@ -578,18 +614,8 @@ def load_agent(ref: str) -> Any:
     Raises:
         AgentLoadError: naming what is wrong.
     """
-    module_name, sep, attr = ref.partition(":")
-    if not sep or not module_name or not attr:
-        raise AgentLoadError(f"--agent {ref!r}: expected 'module:factory'")
-    try:
-        with _current_folder_last():
-            module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise AgentLoadError(f"--agent {ref!r}: cannot import {module_name!r}: {exc}") from None
-    try:
-        obj = getattr(module, attr)
-    except AttributeError:
-        raise AgentLoadError(f"--agent {ref!r}: module {module_name!r} has no {attr!r}") from None
+    obj = import_reference(ref, "--agent", AgentLoadError)
+    attr = ref.partition(":")[2]
     if not hasattr(obj, "run") or inspect.isclass(obj):
         if not callable(obj):
             raise AgentLoadError(

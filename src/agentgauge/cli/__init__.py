@@ -21,7 +21,7 @@ from rich.markup import escape
 from typer.core import TyperGroup
 
 from agentgauge._atomic import kept_until_success
-from agentgauge.cli import catalog, evaluate, imports, otel, run, runs, tuning, view
+from agentgauge.cli import catalog, evaluate, imports, otel, run, runs, simulate, tuning, view
 from agentgauge.cli._common import VerdictExit, err_console, usage_error
 from agentgauge.cli.judge import judge_app
 from agentgauge.cli.review import review_app
@@ -148,6 +148,7 @@ def _root(
 
 
 app.command("run")(run.run_command)
+app.command("simulate")(simulate.simulate)
 app.command("tune")(tuning.tune_command)
 app.command("impact")(tuning.impact_command)
 app.command("evaluate")(evaluate.evaluate)

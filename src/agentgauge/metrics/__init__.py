@@ -8,6 +8,8 @@ from agentgauge.metrics import (
     cost,  # noqa: F401
     graph,  # noqa: F401
     judge,  # noqa: F401
+    simulation,  # noqa: F401
+    simulator,  # noqa: F401
     text,  # noqa: F401
     toolcall,  # noqa: F401
     trajectory,  # noqa: F401
