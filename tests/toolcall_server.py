@@ -2,7 +2,8 @@
 
 Each request's last user message names a script (``script:<name>``); the server answers
 according to that script and the number of times it has seen it, and records every request
-(headers and body) so tests can check what reached the wire.
+(headers and body) so tests can check what reached the wire. A ``responder`` set on the state
+answers every request instead (conversations, whose answer depends on the whole request).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import json
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -67,6 +68,8 @@ class ServerState:
     lock: threading.Lock = field(default_factory=threading.Lock)
     by_query: dict[str, str | dict[str, Any]] = field(default_factory=dict)
     """last user message -> the assistant message to return, or the name of a script."""
+    responder: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+    """request body -> the assistant message to return (overrides the scripts)."""
 
 
 def completion(message: dict[str, Any], finish: str = "stop") -> dict[str, Any]:
@@ -130,6 +133,13 @@ class _Handler(BaseHTTPRequestHandler):
         state = self.state
         length = int(self.headers.get("Content-Length", "0"))
         body = json.loads(self.rfile.read(length))
+        if state.responder is not None:
+            with state.lock:
+                state.requests.append(Recorded(self.path, dict(self.headers.items()), body))
+            message = state.responder(body)
+            finish = "tool_calls" if message.get("tool_calls") else "stop"
+            self._json(200, completion(message, finish))
+            return
         name = _script(body, state)
         with state.lock:
             state.requests.append(Recorded(self.path, dict(self.headers.items()), body))

@@ -21,7 +21,6 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
-from scipy import stats as sps
 
 __all__ = [
     "Agreement",
@@ -38,8 +37,17 @@ __all__ = [
     "paired_comparison",
     "pass_at_k",
     "pass_hat_k",
+    "pass_k_over_tasks",
     "summarize",
 ]
+
+
+def _scipy_stats() -> Any:
+    """``scipy.stats``, imported on first use: a second or more of start-up that the counting
+    functions (pass@k, pass^k) never need."""
+    from scipy import stats
+
+    return stats
 
 
 @dataclass(frozen=True)
@@ -98,10 +106,12 @@ def mean_ci(
     if np.all(data == data[0]):
         return float(data[0]), float(data[0])
     if data.size > max_bootstrap_n:
-        half = sps.norm.ppf(0.5 + confidence / 2) * data.std(ddof=1) / math.sqrt(data.size)
+        half = (
+            _scipy_stats().norm.ppf(0.5 + confidence / 2) * data.std(ddof=1) / math.sqrt(data.size)
+        )
         m = float(data.mean())
         return m - half, m + half
-    res = sps.bootstrap(
+    res = _scipy_stats().bootstrap(
         (data,),
         np.mean,
         confidence_level=confidence,
@@ -190,7 +200,7 @@ def paired_comparison(
         if np.all(d == 0):
             p = 1.0
         else:
-            res = sps.permutation_test(
+            res = _scipy_stats().permutation_test(
                 (x, y),
                 lambda u, v, axis: np.mean(v - u, axis=axis),
                 permutation_type="samples",
@@ -236,6 +246,35 @@ def pass_hat_k(n: int, c: int, k: int) -> float:
     """
     _check_nck(n, c, k)
     return math.comb(c, k) / math.comb(n, k)
+
+
+def pass_k_over_tasks(
+    trials: Mapping[str, Sequence[bool]], ks: Sequence[int]
+) -> dict[int, dict[str, float | int | None]]:
+    """pass@k and pass^k averaged over the tasks with at least k trials, for each k.
+
+    Args:
+        trials: each task's trials, True for a trial that succeeded.
+        ks: the k values (each at least 1).
+
+    Returns:
+        k -> ``{"tasks", "pass_at_k", "pass_hat_k"}``; the means are None when no task has
+        k trials.
+    """
+    table: dict[int, dict[str, float | int | None]] = {}
+    for k in ks:
+        eligible = [v for v in trials.values() if len(v) >= k]
+        if not eligible:
+            table[k] = {"tasks": 0, "pass_at_k": None, "pass_hat_k": None}
+            continue
+        at = [pass_at_k(len(v), sum(v), k) for v in eligible]
+        hat = [pass_hat_k(len(v), sum(v), k) for v in eligible]
+        table[k] = {
+            "tasks": len(eligible),
+            "pass_at_k": sum(at) / len(at),
+            "pass_hat_k": sum(hat) / len(hat),
+        }
+    return table
 
 
 def _check_nck(n: int, c: int, k: int) -> None:
@@ -364,7 +403,7 @@ class Agreement:
 def _spearman(x: np.ndarray, y: np.ndarray) -> float:
     if x.size < _MIN_SPEARMAN_N or np.all(x == x[0]) or np.all(y == y[0]):
         return math.nan
-    return float(sps.spearmanr(x, y).statistic)
+    return float(_scipy_stats().spearmanr(x, y).statistic)
 
 
 def _on_scale(values: np.ndarray, points: np.ndarray) -> np.ndarray:
@@ -415,7 +454,7 @@ def agreement(
         return float(np.mean(np.abs(a - b)))
 
     rho = _spearman(x, y)
-    p = float(sps.spearmanr(x, y).pvalue) if math.isfinite(rho) else math.nan
+    p = float(_scipy_stats().spearmanr(x, y).pvalue) if math.isfinite(rho) else math.nan
     kappa_of = _kappa(np.asarray(sorted(set(scale)))) if scale else None
     kappa = kappa_of(x, y) if kappa_of is not None else math.nan
 

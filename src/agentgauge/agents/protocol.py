@@ -36,6 +36,7 @@ import sys
 import threading
 import time
 import traceback
+import weakref
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -221,6 +222,46 @@ def recording(recorder: Recorder) -> Iterator[Recorder]:
         _CURRENT.reset(token)
 
 
+_Description = tuple[inspect.Signature, type[BaseModel], ToolSpec]
+_DESCRIBED: weakref.WeakKeyDictionary[Callable[..., Any], dict[tuple[bool, str], _Description]]
+_DESCRIBED = weakref.WeakKeyDictionary()
+
+
+def _described(fn: Callable[..., Any], name: str) -> _Description:
+    """A tool function's signature, arguments model and spec, built once per function: the
+    same method bound to each of many objects (an environment per conversation) shares them."""
+    function = getattr(fn, "__func__", fn)
+    key = (function is not fn, name)
+    try:
+        known = _DESCRIBED.setdefault(function, {})
+    except TypeError:  # a callable that takes no weak reference: described each time
+        known = {}
+    if key in known:
+        return known[key]
+    signature = inspect.signature(fn)
+    fields: dict[str, Any] = {}
+    hints = inspect.get_annotations(fn, eval_str=True)
+    for pname, param in signature.parameters.items():
+        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            raise TypeError(f"tool {name!r}: *args/**kwargs are not supported")
+        default = ... if param.default is param.empty else param.default
+        fields[pname] = (hints.get(pname, Any), default)
+    model: type[BaseModel] = create_model(
+        f"{name}_arguments", __config__=ConfigDict(extra="forbid"), **fields
+    )
+    doc = (inspect.getdoc(fn) or "").split("\n\n", 1)[0].strip()
+    schema = model.model_json_schema()
+    schema.pop("title", None)
+    for prop in schema.get("properties", {}).values():
+        prop.pop("title", None)
+    described = known[key] = (
+        signature,
+        model,
+        ToolSpec(name=name, description=doc, parameters=schema),
+    )
+    return described
+
+
 class Tool:
     """A Python function offered to agents as a tool; calls are recorded on the current run.
 
@@ -234,23 +275,7 @@ class Tool:
         self.fn = fn
         self.name = name or fn.__name__
         self.is_async = inspect.iscoroutinefunction(fn)
-        self._signature = inspect.signature(fn)
-        fields: dict[str, Any] = {}
-        hints = inspect.get_annotations(fn, eval_str=True)
-        for pname, param in self._signature.parameters.items():
-            if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
-                raise TypeError(f"tool {self.name!r}: *args/**kwargs are not supported")
-            default = ... if param.default is param.empty else param.default
-            fields[pname] = (hints.get(pname, Any), default)
-        self.arguments_model: type[BaseModel] = create_model(
-            f"{self.name}_arguments", __config__=ConfigDict(extra="forbid"), **fields
-        )
-        doc = (inspect.getdoc(fn) or "").split("\n\n", 1)[0].strip()
-        schema = self.arguments_model.model_json_schema()
-        schema.pop("title", None)
-        for prop in schema.get("properties", {}).values():
-            prop.pop("title", None)
-        self.spec = ToolSpec(name=self.name, description=doc, parameters=schema)
+        self._signature, self.arguments_model, self.spec = _described(fn, self.name)
         functools.update_wrapper(self, fn)
 
     def _bound(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from typing import Any, Literal
 from scipy.stats import false_discovery_control
 
 from agentgauge.metrics.base import lower_is_better
-from agentgauge.stats import PairedComparison, paired_comparison, pass_at_k, pass_hat_k
+from agentgauge.stats import PairedComparison, paired_comparison, pass_k_over_tasks
 from agentgauge.store import RunInfo, SampleRow, Store
 from agentgauge.workflows.pairwise import stored_pairwise
 
@@ -229,19 +229,7 @@ def pass_k_table(
     for row in store.iter_samples(rid):
         value = row.composite if metric == "composite" else row.values.get(metric)
         trials[row.task_id].append(value is not None and value >= threshold)
-    table: dict[str, dict[str, float | int | None]] = {}
-    for k in ks:
-        eligible = {t: v for t, v in trials.items() if len(v) >= k}
-        if not eligible:
-            table[str(k)] = {"tasks": 0, "pass_at_k": None, "pass_hat_k": None}
-            continue
-        at = [pass_at_k(len(v), sum(v), k) for v in eligible.values()]
-        hat = [pass_hat_k(len(v), sum(v), k) for v in eligible.values()]
-        table[str(k)] = {
-            "tasks": len(eligible),
-            "pass_at_k": sum(at) / len(at),
-            "pass_hat_k": sum(hat) / len(hat),
-        }
+    table = {str(k): row for k, row in pass_k_over_tasks(trials, ks).items()}
     return {
         "run_id": rid,
         "metric": metric,

@@ -9,8 +9,9 @@ names the user turn, 1-based):
 - ``unsupported_fact``: the user stated a fact — a token holding a digit (an order id, an
   amount, a zip code, a date, a phone number) or an e-mail address — that neither its
   instructions (the task's description and input) nor an earlier message of the agent gave it.
-  Numbers are compared by value (``$49.00`` is ``49``; ``two`` in the instructions allows
-  ``2``); a bare one-digit number is not a fact.
+  Amounts are compared by value (``$49.00`` is ``49``); other numbers as written (a zip code
+  keeps its leading zero); ``two`` in the instructions allows ``2``; a bare one-digit number is
+  not a fact.
 - ``withheld_fact``: the user stated a value its scenario lists as not known to it
   (``withheld``) before the agent said it.
 - ``ended_early``: the user said ``###STOP###`` while the expected end state was not reached
@@ -36,7 +37,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Any
 
 from pydantic import Field
@@ -97,16 +98,15 @@ _NUMBER_WORDS = {
 
 def _fact(token: str) -> str | None:
     """A token's normal form when it is a fact, else None."""
+    money = token[:1] in "$€£"
     text = token.lower().lstrip("#$€£").rstrip(".,:;/-")
     if not any(c.isdigit() for c in text):
         return None
-    if _NUMBER.fullmatch(text.replace(",", "")):
-        try:
-            number = Decimal(text.replace(",", "")).normalize()
-        except InvalidOperation:  # pragma: no cover - the pattern admits only decimals
-            return text
-        text = format(number, "f")
-        if len(text) == 1:  # a bare digit: a count, not a fact
+    plain = text.replace(",", "")
+    if _NUMBER.fullmatch(plain):
+        if money or "." in plain or "," in text:  # an amount: compared by value
+            return format(Decimal(plain).normalize(), "f")
+        if len(plain) == 1:  # a bare digit: a count, not a fact
             return None
     return text
 

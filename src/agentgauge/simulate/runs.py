@@ -27,7 +27,6 @@ from agentgauge.conversation import Expectations, state_changes
 from agentgauge.engine import EvaluateOptions, evaluate
 from agentgauge.io.jsonl import ReadError
 from agentgauge.model import JSON, ToolSpec, Trace
-from agentgauge.report.compare import pass_k_table
 from agentgauge.simulate.environment import (
     EnvironmentFactory,
     SimulationError,
@@ -38,6 +37,7 @@ from agentgauge.simulate.environment import (
 from agentgauge.simulate.loop import Cast, Trial, converse
 from agentgauge.simulate.scenario import Scenario, read_scenarios, scenario_task
 from agentgauge.simulate.users import LLMUser, ScriptedUser, UserSimulator
+from agentgauge.stats import pass_k_over_tasks
 from agentgauge.store import Store
 
 __all__ = [
@@ -375,11 +375,11 @@ def summarize(store: Store, run_id: str) -> dict[str, Any]:
     terminations: Counter[str] = Counter()
     turns: list[int] = []
     failed = by_simulator = unscored = violated = 0
-    trials_per_scenario: Counter[str] = Counter()
+    trials: dict[str, list[bool]] = {}
     for row in store.iter_samples(run_id):
         values = row.values
         reward = values.get("reward")
-        trials_per_scenario[row.task_id] += 1
+        trials.setdefault(row.task_id, []).append(reward is not None and reward >= 1.0)
         details = row.details.get("reward", {})
         if isinstance(details, dict):
             terminations[str(details.get("termination", "unknown"))] += 1
@@ -395,17 +395,16 @@ def summarize(store: Store, run_id: str) -> dict[str, Any]:
             failed += 1
             if values.get("simulator_fault") == 1.0:
                 by_simulator += 1
-    most = max(trials_per_scenario.values(), default=0)
-    ks = list(range(1, most + 1))
-    table = pass_k_table(store, run_id, ks, threshold=1.0, metric="reward")["k"] if ks else {}
+    most = max((len(v) for v in trials.values()), default=0)
+    table = pass_k_over_tasks(trials, range(1, most + 1))
     return {
-        "conversations": sum(trials_per_scenario.values()),
-        "scenarios": len(trials_per_scenario),
+        "conversations": sum(len(v) for v in trials.values()),
+        "scenarios": len(trials),
         "trials": most,
         "reward": sum(rewards) / len(rewards) if rewards else None,
         "unscored": unscored,
-        "pass_hat_k": {k: row["pass_hat_k"] for k, row in table.items()},
-        "pass_at_k": {k: row["pass_at_k"] for k, row in table.items()},
+        "pass_hat_k": {str(k): row["pass_hat_k"] for k, row in table.items()},
+        "pass_at_k": {str(k): row["pass_at_k"] for k, row in table.items()},
         "failed": failed,
         "failed_by_simulator": by_simulator,
         "simulator_share": by_simulator / failed if failed else None,
