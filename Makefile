@@ -24,6 +24,9 @@ demo: install
 	$(PY) examples/generate_demo.py --out examples/demo_traces.jsonl --check
 	$(VENV)/bin/agentgauge evaluate examples/demo_traces.jsonl --suite behavior \
 		--db agentgauge.db --json demo-results.json --html demo-report.html
+	$(VENV)/bin/agentgauge simulate --domain orders --trials 4 \
+		--agent agentgauge.simulate.domains.orders_agent:DeskAgent \
+		--db agentgauge.db --json demo-simulation.json
 
 test: install $(BENCH_DEPS)/.installed
 	$(PY) -m pytest -q
@@ -42,4 +45,4 @@ bench: install $(BENCH_DEPS)/.installed
 	for f in bench/bench_*.py; do echo "== $$f"; PYTHONPATH=src:$(BENCH_DEPS) $(PY) $$f || exit 1; done
 
 clean:
-	rm -rf $(VENV) $(BENCH_DEPS) build dist *.egg-info agentgauge.db* demo-results.json demo-report.html
+	rm -rf $(VENV) $(BENCH_DEPS) build dist *.egg-info agentgauge.db* demo-results.json demo-report.html demo-simulation.json

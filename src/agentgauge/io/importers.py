@@ -116,6 +116,7 @@ IMPORTERS: Registry[ImporterInfo] = Registry(
         "agentgauge.io.native",
         "agentgauge.io.otel",
         "agentgauge.io.openai_chat",
+        "agentgauge.io.tau2",
     ),
     adopt=lambda name, obj: importer(name)(obj),
 )
