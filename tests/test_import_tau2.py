@@ -98,6 +98,10 @@ def test_the_command_line_scores_and_passk_reads_the_imported_run(tmp_path: Path
     assert result.exit_code == 0, result.output
     with Store(db) as store:
         run_id = store.list_runs()[0].id
+    # tau2-bench writes its models' arguments, API key included, into its results: the key is
+    # not part of any trace
+    assert '"api_key": "sk-fixture"' in RESULTS.read_text()
+    assert b"sk-fixture" not in db.read_bytes()
     result = runner.invoke(
         app, ["passk", run_id, "--db", str(db), "--k", "1,2,3,4", "--metric", "reward"]
     )

@@ -526,3 +526,56 @@ def test_the_bundled_domain_runs_with_the_scripted_agent_and_no_model(tmp_path: 
     assert list(failed) == ["change-of-mind-address#t0"]
     assert failed["change-of-mind-address#t0"].values["simulator_fault"] == 0.0
     assert all(row.values["user_fidelity"] == 1.0 for row in samples.values())
+
+
+def test_a_bad_scenario_line_is_reported_and_the_others_run(tmp_path: Path) -> None:
+    from agentgauge.simulate.domains import DOMAINS
+
+    good = json.loads(DOMAINS["orders"].scenarios.read_text().splitlines()[3])
+    scenarios = tmp_path / "s.jsonl"
+    scenarios.write_text(
+        "\n".join(
+            [
+                json.dumps({**good, "colour": "blue"}),  # an unknown field
+                json.dumps(good),
+                json.dumps(  # an expected action the desk refuses: no expected end state
+                    {
+                        **good,
+                        "id": "bad-gold",
+                        "expected_actions": [
+                            {"name": "cancel_order", "arguments": {"order_id": "W1002"}}
+                        ],
+                    }
+                ),
+                json.dumps({**good, "id": "no-script", "user_turns": None}),
+            ]
+        )
+        + "\n"
+    )
+    db = tmp_path / "sim.db"
+    args = [
+        "simulate",
+        "--env",
+        ORDER_DESK,
+        "--scenarios",
+        str(scenarios),
+        "--agent",
+        "agentgauge.simulate.domains.orders_agent:DeskAgent",
+        "--db",
+        str(db),
+        "--no-progress",
+    ]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert list(_samples(db)) == [f"{good['id']}#t0"]
+    with Store(db) as store:
+        run = store.list_runs()[0]
+        errors = {(e.line, e.field): e.message for e in store.read_errors(run.id)}
+    assert set(errors) == {(1, "colour"), (3, None), (4, "user_turns")}
+    assert errors[(3, None)].startswith("scenario 'bad-gold': expected_actions[0]: cancel_order")
+    # a resumed run is the run as it was started, from the same scenarios
+    again = runner.invoke(app, ["simulate", "--resume", run.id, "--db", str(db), "--trials", "2"])
+    assert again.exit_code == 2 and "drop --trials" in again.output
+    scenarios.write_text(scenarios.read_text() + "\n")
+    again = runner.invoke(app, ["simulate", "--resume", run.id, "--db", str(db)])
+    assert again.exit_code == 2 and "changed since run" in again.output

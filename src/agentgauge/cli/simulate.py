@@ -209,7 +209,12 @@ def simulate(
             "figures describe the script, not a real agent."
         )
     with Store(db) as store:
-        run_id = run_simulation(setup, store, resume_id=run_id, progress=progress, on_skip=skipped)
+        try:
+            run_id = run_simulation(
+                setup, store, resume_id=run_id, progress=progress, on_skip=skipped
+            )
+        except SimulationError as exc:
+            raise usage_error(str(exc)) from None
         label_run(store, run_id, name, tags)
         summary = store.records(run_id, "simulation_summary")[-1]
     console.print(f"run {run_id}", highlight=False)

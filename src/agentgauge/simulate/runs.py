@@ -24,7 +24,7 @@ from typing import Any
 from agentgauge.agents.protocol import load_agent, parse_params
 from agentgauge.config import Suite, load_suite
 from agentgauge.conversation import Expectations, state_changes
-from agentgauge.engine import EvaluateOptions, evaluate
+from agentgauge.engine import EvaluateOptions, evaluate, source_fingerprint
 from agentgauge.io.jsonl import ReadError
 from agentgauge.model import JSON, ToolSpec, Trace
 from agentgauge.simulate.environment import (
@@ -309,10 +309,20 @@ def run_simulation(
 
     Returns:
         The run id.
+
+    Raises:
+        SimulationError: the scenario file changed since the resumed run began.
     """
     done: set[str] = set()
     stored = 0
+    fingerprint = source_fingerprint(Path(setup.options.scenarios))
     if resume_id is not None:
+        recorded = store.get_run(resume_id).config.get("source_fingerprints") or [{}]
+        if {k: recorded[0].get(k) for k in fingerprint} != fingerprint:
+            raise SimulationError(
+                f"{setup.options.scenarios} changed since run {resume_id} began: its "
+                "conversations would not be those of the run; start a new run"
+            )
         done = _done_ids(store, resume_id)
         stored = len(store.done_keys(resume_id))
     pending = [t for t in setup.trials if t.trace_id not in done]
@@ -330,7 +340,11 @@ def run_simulation(
             resume=resume_id is not None,
             kind=RUN_KIND,
             sources=[setup.options.scenarios],
-            extra_config={"simulation": setup.options.as_config()},
+            extra_config={
+                "simulation": setup.options.as_config(),
+                # a list, not keyed by path: a path is never mistaken for a secret's key
+                "source_fingerprints": [{"path": setup.options.scenarios, **fingerprint}],
+            },
             jobs=1,
             batch_size=1,
             progress=progress,
