@@ -392,3 +392,24 @@ def test_the_user_simulator_judge_sees_the_instructions_and_the_conversation(
         Trace(id="x", task=Task(id="t"))
     )
     assert not_one.value is None and len(server.requests) == 1
+
+
+def test_a_suite_s_judge_table_reaches_the_user_simulator_judge(
+    server: JudgeServer, tmp_path: Path
+) -> None:
+    from agentgauge.config import load_suite
+
+    suite_file = tmp_path / "sim.toml"
+    suite_file.write_text(
+        'extends = "simulation"\n'
+        'metrics = ["reward", "user_fidelity", "user_simulator_quality"]\n'
+        "[judge]\n"
+        'model = "judge-model"\n'
+        f'base_url = "{server.base_url}"\n'
+        f'api_key_env = "{KEY_ENV}"\n'
+        f'cache_path = "{tmp_path / "cache.db"}"\n'
+    )
+    suite = load_suite(str(suite_file))
+    judge = next(m for m in suite.build_metrics() if m.name == "user_simulator_quality")
+    trace = _conversation([("agent", "Hi!"), ("user", "Cancel W1002."), ("agent", "Done.")])
+    assert judge.score(trace).value == pytest.approx(TRAJECTORY_VALUE)

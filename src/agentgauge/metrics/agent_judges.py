@@ -53,7 +53,7 @@ from agentgauge.judges.rubric import (
     steps_prompt,
 )
 from agentgauge.metrics.base import metric
-from agentgauge.metrics.judge import JudgeMetric
+from agentgauge.metrics.judge import JudgeMetric, score_with_issues
 from agentgauge.model import Trace
 from agentgauge.scoring import reaches
 
@@ -260,6 +260,4 @@ class TrajectoryJudge(JudgeMetric):
         return prompt, {"with_reference": reference is not None, "steps": len(trace.steps)}
 
     def _score(self, output: dict[str, Any]) -> tuple[float, dict[str, Any], str | None]:
-        score = int(output["score"])
-        details = {"score": score, "scale": "1-5", "issues": list(output.get("issues", []))}
-        return (score - 1) / 4, details, str(output.get("reasoning", "")) or None
+        return score_with_issues(output)

@@ -93,6 +93,7 @@ __all__ = [
     "PlanningRationality",
     "TechnicalAccuracy",
     "judge_score",
+    "score_with_issues",
 ]
 
 JUDGE_METRICS = frozenset(
@@ -107,6 +108,7 @@ JUDGE_METRICS = frozenset(
         "goal_accuracy",
         "trajectory_judge",
         "failure_attribution",
+        "user_simulator_quality",
     }
 )
 """The metrics that take :class:`JudgeSettings` options (a suite's ``[judge]`` table)."""
@@ -132,6 +134,18 @@ def judge_score(criteria: dict[str, int], weights: dict[str, float]) -> float:
     """
     total = sum(weights.values())
     return sum(weights[name] * criteria[name] for name in weights) / (5.0 * total)
+
+
+def score_with_issues(output: dict[str, Any]) -> tuple[float, dict[str, Any], str | None]:
+    """A verdict of a 1–5 ``score`` with its ``issues`` and ``reasoning``: the value
+    ``(score − 1) / 4``, the details and the reason.
+
+    Args:
+        output: the verdict.
+    """
+    score = int(output["score"])
+    details = {"score": score, "scale": "1-5", "issues": list(output.get("issues", []))}
+    return (score - 1) / 4, details, str(output.get("reasoning", "")) or None
 
 
 def _checked_weights(spec: JudgeSpec, weights: dict[str, float] | None) -> dict[str, float]:

@@ -46,7 +46,7 @@ from agentgauge.conversation import STOP_SIGNALS, Termination, stop_signal
 from agentgauge.judges.prompts import DATA_ONLY, JudgeSpec, Verdict
 from agentgauge.judges.render import json_text, render_trace, section
 from agentgauge.metrics.base import MetricResult, metric, shared_per_trace
-from agentgauge.metrics.judge import JudgeMetric
+from agentgauge.metrics.judge import JudgeMetric, score_with_issues
 from agentgauge.metrics.simulation import (
     Conversation,
     communicated_check,
@@ -489,6 +489,4 @@ class UserSimulatorQuality(JudgeMetric):
         return prompt, {"user_turns": len(conv.user_messages)}
 
     def _score(self, output: dict[str, Any]) -> tuple[float, dict[str, Any], str | None]:
-        score = int(output["score"])
-        details = {"score": score, "scale": "1-5", "issues": list(output.get("issues", []))}
-        return (score - 1) / 4, details, str(output.get("reasoning", "")) or None
+        return score_with_issues(output)
