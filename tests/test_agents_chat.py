@@ -343,3 +343,80 @@ def test_usage_of_every_request_is_recorded_and_summed(
     assert trace.usage == Usage(
         input_tokens=11 + 12 + 13 + 14, output_tokens=3 + 4 + 5 + 6, model="scripted"
     )
+
+
+def _turn(context_length: int | None = None) -> tuple[Task, dict[str, Any]]:
+    """A conversation's turn: an earlier exchange with a tool call, then the user's new
+    message."""
+    conversation = [
+        {"role": "assistant", "content": "Hi! How can I help you today?"},
+        {"role": "user", "content": "Add 2 and 40 please. " + "x" * 200},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "old_1",
+                    "type": "function",
+                    "function": {"name": "add", "arguments": '{"a": 2, "b": 40}'},
+                }
+            ],
+        },
+        {"role": "tool", "tool_call_id": "old_1", "content": "42"},
+        {"role": "assistant", "content": "It is 42."},
+        {"role": "user", "content": "And 2 and 1?"},
+    ]
+    task = Task(id="c1", description="Only add numbers.", input={"messages": conversation})
+    params = _params(max_steps=2)
+    del params["context_length"]
+    if context_length is not None:
+        params["context_length"] = context_length
+    return task, params
+
+
+def test_a_conversation_turn_sends_the_policy_and_the_whole_conversation(
+    server: tuple[str, _Script],
+) -> None:
+    url, script = server
+    script.answer_after = 2  # one call in this turn (the conversation holds one already)
+    task, params = _turn()
+    trace = run_agent(ChatAgent(url, "scripted", [add]), task, params)
+    first = script.requests[0]["messages"]
+    assert first[0]["role"] == "system"
+    assert first[0]["content"].endswith("<policy>\nOnly add numbers.\n</policy>")
+    assert first[1:] == task.input["messages"]  # type: ignore[index]
+    assert trace.output == "thinking or answering, request 1"  # the reply, as text
+    assert [s.kind for s in trace.steps] == [
+        StepKind.llm,
+        StepKind.tool_call,
+        StepKind.tool_result,
+        StepKind.llm,
+    ]
+
+
+def test_a_conversation_turn_keeps_the_last_user_message_within_context_length(
+    server: tuple[str, _Script],
+) -> None:
+    url, script = server
+    script.answer_after = 2
+    task, params = _turn(context_length=15)
+    run_agent(ChatAgent(url, "scripted", [add]), task, params)
+    # no older message fits: the policy, the last user message and this turn's steps remain
+    assert [m["role"] for m in script.requests[0]["messages"]] == ["system", "user"]
+    assert [m["role"] for m in script.requests[1]["messages"]] == [
+        "system",
+        "user",
+        "assistant",
+        "tool",
+    ]
+    # older messages go newest first while they fit; a tool result stays with its call
+    sent = []
+    for context_length in (100, 1000):
+        task, params = _turn(context_length=context_length)
+        script.requests.clear()
+        run_agent(ChatAgent(url, "scripted", [add]), task, params)
+        sent.append([m["role"] for m in script.requests[0]["messages"]])
+    assert sent == [
+        ["system", "assistant", "user"],
+        ["system", "assistant", "user", "assistant", "tool", "assistant", "user"],
+    ]

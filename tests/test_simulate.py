@@ -579,3 +579,23 @@ def test_a_bad_scenario_line_is_reported_and_the_others_run(tmp_path: Path) -> N
     scenarios.write_text(scenarios.read_text() + "\n")
     again = runner.invoke(app, ["simulate", "--resume", run.id, "--db", str(db)])
     assert again.exit_code == 2 and "changed since run" in again.output
+
+
+def test_a_user_model_that_fails_ends_the_conversation_on_the_simulator(
+    tmp_path: Path, served: tuple[str, ServerState]
+) -> None:
+    url, state = served
+
+    def answer(body: dict[str, Any]) -> dict[str, Any]:
+        return {"role": "assistant", "content": "  "}  # the user model says nothing
+
+    state.responder = answer
+    output, db = _simulate(tmp_path, url, _scenarios(tmp_path / "s.jsonl", ADA))
+    row = _samples(db)["cancel-w1002#t0"]
+    outcome = row.trace().metadata["simulation"]
+    assert outcome["termination"] == "user_error"
+    assert outcome["error"].startswith("UserError: the user model answered without text")
+    assert row.values["reward"] == 0.0
+    assert row.values["simulator_fault"] == 1.0
+    assert row.details["user_fidelity"]["findings"][0]["check"] == "user_error"
+    assert "ended by: user_error 1" in output
