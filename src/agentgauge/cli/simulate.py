@@ -126,10 +126,12 @@ def simulate(
         str | None,
         typer.Option(help="Environment variable holding the user model's API key."),
     ] = None,
-    trials: Annotated[int | None, typer.Option(min=1, help="Conversations per scenario.")] = None,
+    trials: Annotated[
+        int | None, typer.Option(min=1, help="Conversations per scenario (default 1).")
+    ] = None,
     jobs: Annotated[int, typer.Option(min=1, help="Conversations at once.")] = 4,
     seed: Annotated[
-        int | None, typer.Option(help="Seed of the first trial (trial t: seed + t).")
+        int | None, typer.Option(help="Seed of the first trial (default 0; trial t: seed + t).")
     ] = None,
     params: Annotated[
         str | None, typer.Option("--params", help="The agent's parameters as k=v,k2=v2.")
@@ -139,10 +141,11 @@ def simulate(
         typer.Option("--suite", help="Scoring suite: simulation (the default) or a suite TOML."),
     ] = None,
     timeout: Annotated[
-        float | None, typer.Option(min=0.001, help="Seconds per model request attempt.")
+        float | None,
+        typer.Option(min=0.001, help="Seconds per model request attempt (default 60)."),
     ] = None,
     max_retries: Annotated[
-        int | None, typer.Option(min=0, help="Retries of a failed model request.")
+        int | None, typer.Option(min=0, help="Retries of a failed model request (default 4).")
     ] = None,
     resume: Annotated[
         str | None,
