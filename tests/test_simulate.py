@@ -16,7 +16,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from typer.testing import CliRunner
@@ -599,3 +599,51 @@ def test_a_user_model_that_fails_ends_the_conversation_on_the_simulator(
     assert row.values["simulator_fault"] == 1.0
     assert row.details["user_fidelity"]["findings"][0]["check"] == "user_error"
     assert "ended by: user_error 1" in output
+
+
+class PeekingAgent:
+    """An agent of the plain protocol that keeps what each turn shows it, cancels W1002 with
+    the environment's tools and answers."""
+
+    seen: ClassVar[list[Any]] = []
+
+    def run(self, task: Any, params: Any, recorder: Any) -> str:
+        PeekingAgent.seen.append((task, sorted(recorder.tools)))
+        recorder.tools["find_customer"](email="ada.lovelace@example.com")
+        result = recorder.tools["cancel_order"](order_id="W1002", reason="no longer needed")
+        return f"Cancelled; ${result['refund']:.2f} is refunded."
+
+
+def test_an_agent_of_the_plain_protocol_sees_the_conversation_and_never_the_answers(
+    tmp_path: Path,
+) -> None:
+    scenario = {**ADA, "user_turns": USER_LINES["cancel-w1002"]}
+    PeekingAgent.seen.clear()
+    db = tmp_path / "sim.db"
+    result = runner.invoke(
+        app,
+        [
+            "simulate",
+            "--env",
+            ORDER_DESK,
+            "--scenarios",
+            str(_scenarios(tmp_path / "s.jsonl", scenario)),
+            "--agent",
+            "test_simulate:PeekingAgent",
+            "--db",
+            str(db),
+            "--no-progress",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    ((task, tools),) = PeekingAgent.seen
+    assert task.metadata == {} and task.expected_output is None
+    assert "Cancel order W1002" not in json.dumps(task.model_dump())  # not the instructions
+    assert task.description.startswith("# Order desk policy")
+    assert [m["role"] for m in task.input["messages"]] == ["assistant", "user"]
+    assert {"find_customer", "cancel_order"} <= set(tools) == {t.name for t in task.tools}
+    row = _samples(db)["cancel-w1002#t0"]
+    assert row.values["reward"] == 1.0
+    # its tool calls were recorded on the conversation, its reply added as a message
+    kinds = [s.kind for s in row.trace().steps]
+    assert kinds.count(StepKind.tool_call) == 2 and kinds[-2] is StepKind.message

@@ -298,8 +298,14 @@ async def _take_turn(
 ) -> None:
     """One turn of the agent: its run on the conversation so far; its reply recorded."""
     steps_before = len(rec.steps)
-    task = trial.task.model_copy(
-        update={"input": {"messages": agent_messages(rec.steps)}, "description": env.policy}
+    # what the agent may know: never the user's instructions or the expectations
+    task = Task(
+        id=trial.task.id,
+        input={"messages": agent_messages(rec.steps)},
+        description=env.policy,
+        tools=trial.task.tools,
+        category=trial.task.category,
+        difficulty=trial.task.difficulty,
     )
     try:
         output = await _agent_turn(cast.agent, task, cast.params, rec)
