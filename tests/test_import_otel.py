@@ -567,6 +567,7 @@ def test_registry() -> None:
         "langsmith",
         "langfuse",
         "openai-chat",
+        "tau2",
     }
     assert get_importer("native") is read_traces
     known = "jaeger, langfuse, langsmith, native, openai-agents, openai-chat, otel, otlp-json"
