@@ -14,6 +14,7 @@ from agentgauge.cli._common import (
     HtmlOption,
     JsonOption,
     NameOption,
+    OverwriteOption,
     TagOption,
     check_choice,
     console,
@@ -157,6 +158,7 @@ def simulate(
     db: DbOption = Path("agentgauge.db"),
     json_out: JsonOption = None,
     html_out: HtmlOption = None,
+    overwrite: OverwriteOption = False,
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
     name: NameOption = None,
     tags: TagOption = None,
@@ -187,7 +189,7 @@ def simulate(
         "timeout_s": timeout,
         "max_retries": max_retries,
     }
-    refuse_clashes({"--json": json_out, "--html": html_out}, store=db)
+    refuse_clashes({"--json": json_out, "--html": html_out}, store=db, overwrite=overwrite)
     run_id: str | None = None
     if resume is not None:
         extra = [k for k, v in given.items() if v is not None] + (["domain"] if domain else [])
