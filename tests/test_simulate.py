@@ -598,7 +598,7 @@ def test_a_user_model_that_fails_ends_the_conversation_on_the_simulator(
     assert row.values["reward"] == 0.0
     assert row.values["simulator_fault"] == 1.0
     assert row.details["user_fidelity"]["findings"][0]["check"] == "user_error"
-    assert "ended by: user_error 1" in output
+    assert "ended by: user_error 1; user messages per conversation: 0.0" in output
 
 
 class PeekingAgent:

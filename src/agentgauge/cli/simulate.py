@@ -82,7 +82,13 @@ def _print_summary(summary: dict[str, Any]) -> None:
         highlight=False,
     )
     ends = ", ".join(f"{k} {v}" for k, v in summary["terminations"].items())
-    console.print(f"ended by: {escape(ends)}", highlight=False)
+    turns = summary["mean_user_turns"]
+    console.print(
+        f"ended by: {escape(ends)}; user messages per conversation: "
+        + ("—" if turns is None else f"{turns:.1f}")
+        + f"; conversations with a policy violation: {summary['with_policy_violations']}",
+        highlight=False,
+    )
 
 
 def simulate(
