@@ -23,10 +23,10 @@ $(BENCH_DEPS)/.installed: $(VENV)/.installed
 demo: install
 	$(PY) examples/generate_demo.py --out examples/demo_traces.jsonl --check
 	$(VENV)/bin/agentgauge evaluate examples/demo_traces.jsonl --suite behavior \
-		--db agentgauge.db --json demo-results.json --html demo-report.html
+		--db agentgauge.db --json demo-results.json --html demo-report.html --overwrite
 	$(VENV)/bin/agentgauge simulate --domain orders --trials 4 \
 		--agent agentgauge.simulate.domains.orders_agent:DeskAgent \
-		--db agentgauge.db --json demo-simulation.json
+		--db agentgauge.db --json demo-simulation.json --overwrite
 
 test: install $(BENCH_DEPS)/.installed
 	$(PY) -m pytest -q
