@@ -8,7 +8,7 @@ import json
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from agentgauge._redact import (
@@ -170,6 +170,10 @@ values: st.SearchStrategy[Any] = st.recursive(
 
 @settings(max_examples=1500, deadline=None)
 @given(values, st.booleans())
+# a secret-looking key longer than the screen's window, and a header whose long name ends so
+@example({"Authorization" + "api" * 8 + "x" * 16 + "-----BEGIN Q3m8Zx1Lk9Pw2Vt7": "api"}, True)
+@example({"name": "x" * 80 + "Authorization", "value": "v"}, False)
+@example({'Authorization"' + "x" * 80: "v"}, True)
 def test_json_the_screen_passes_has_nothing_to_redact(value: Any, ascii_only: bool) -> None:
     text = json.dumps(value, ensure_ascii=ascii_only)
     if not might_hold_secret(text):

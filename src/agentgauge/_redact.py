@@ -210,7 +210,10 @@ def _json_screen() -> RuleSet:
     rules = [
         (
             "secret-key",
-            rf'(?:{parts})[\s\S]{{0,64}}?"\s*:',
+            # a key ends within 64 characters; or cannot be told in the window: a key part
+            # followed by 64 characters without a quote, or by a quote that ends no JSON
+            # string (an escaped one) may be inside a long key
+            rf'(?:{parts})(?:[\s\S]{{0,64}}?"\s*:|[^"]{{64}}|[^"]{{0,64}}"(?!\s*[,:}}\]]))',
             (
                 "api",
                 "secret",
@@ -226,7 +229,8 @@ def _json_screen() -> RuleSet:
         ("whole-secret-key", r'"(?:pass|pwd?)"\s*:', ('"pass"', '"pw"', '"pwd"')),
         (
             "header-pair",
-            rf'"(?:{names})"\s*:\s*"[^"\n]{{0,64}}(?:{parts}|"(?:pass|pwd?)")',
+            # the name's text ends at its closing quote, or is cut by an escaped quote
+            rf'"(?:{names})"\s*:\s*"(?:[^"]*?(?:{parts}|"(?:pass|pwd?)")|[^"]*"(?!\s*[,:}}\]]))',
             ('"name"', '"key"', '"header"'),
         ),
     ]
