@@ -206,6 +206,18 @@ _MIGRATIONS: dict[int, str] = {
 _SQL_VARIABLES = 500  # bound parameters per statement, well under SQLite's limit
 
 
+def _statements(script: str) -> Iterator[str]:
+    """The statements of an SQL script, one by one (to run them inside one transaction)."""
+    pending = ""
+    for line in script.splitlines(keepends=True):
+        pending += line
+        if sqlite3.complete_statement(pending):
+            yield pending
+            pending = ""
+    if pending.strip():
+        yield pending
+
+
 class StoreError(AgentgaugeError, RuntimeError):
     """A store that cannot be opened or a run that does not exist."""
 
@@ -575,23 +587,30 @@ class Store:
 
     # schema -------------------------------------------------------------------------------
 
+    def _user_version(self) -> int:
+        return int(self._db.execute("PRAGMA user_version").fetchall()[0][0])
+
     def _migrate(self) -> None:
-        version = self._db.execute("PRAGMA user_version").fetchone()[0]
+        version = self._user_version()
         if version > SCHEMA_VERSION:
             raise StoreError(
                 f"{self.path}: store schema version {version} is newer than this agentgauge "
                 f"({SCHEMA_VERSION}); upgrade agentgauge"
             )
         for target in range(version + 1, SCHEMA_VERSION + 1):
-            script = f"BEGIN IMMEDIATE;{_MIGRATIONS[target]};PRAGMA user_version={target};COMMIT;"
+            self._db.execute("BEGIN IMMEDIATE")
             try:
-                self._db.executescript(script)
-            except sqlite3.OperationalError:
-                # another process migrated the same file first: accept its work
+                # another process may have migrated the file since it was read: its version is
+                # read again under the write lock, so that no step is applied twice
+                if self._user_version() < target:
+                    for statement in _statements(_MIGRATIONS[target]):
+                        self._db.execute(statement)
+                    self._db.execute(f"PRAGMA user_version={target}")
+                self._db.execute("COMMIT")
+            except BaseException:
                 if self._db.in_transaction:
                     self._db.execute("ROLLBACK")
-                if self._db.execute("PRAGMA user_version").fetchone()[0] < target:
-                    raise
+                raise
 
     @property
     def connection(self) -> sqlite3.Connection:

@@ -13,7 +13,7 @@ import io
 import json
 import re
 import zlib
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import IO, Any, TypeVar, cast
@@ -137,23 +137,43 @@ MAX_LINE_BYTES = 64 * 1024 * 1024
 is an error of that line, skipped without being held in memory."""
 
 
-def iter_raw_lines(path: str | Path) -> Iterator[RawLine | ReadError]:
+def iter_raw_lines(
+    path: str | Path,
+    *,
+    start: int = 0,
+    end: int | None = None,
+    first_line: int = 1,
+    opener: Callable[[], IO[bytes]] | None = None,
+) -> Iterator[RawLine | ReadError]:
     """Yield the non-blank lines of a JSONL file with their 1-based numbers.
 
     A UTF-8 byte-order mark is skipped. A line that is not UTF-8 comes out as a ReadError and
     reading goes on; a file that cannot be read on (a corrupt or truncated ``.gz``) ends with
     a ReadError at the line it stopped.
+
+    Args:
+        path: the file (its name is the lines' source).
+        start: read the lines that begin at or after this byte offset (a plain file's shard).
+        end: and before this one; None reads to the end.
+        first_line: the number of the first line that begins at or after ``start``.
+        opener: opens the file as binary (a remote file's stream); ``path`` is opened
+            (``.gz`` decompressed) by default.
     """
     source = str(path)
-    number = 0
+    number = first_line - 1
     limit = size_limit("AGENTGAUGE_MAX_LINE_BYTES", MAX_LINE_BYTES)
     try:
-        with _binary_lines(path) as fh:
-            for number, data in enumerate(iter(lambda: fh.readline(limit + 1), b""), start=1):
+        with (opener or (lambda: _binary_lines(path)))() as fh:
+            position = _line_start_at(fh, start)
+            while end is None or position < end:
+                data = fh.readline(limit + 1)
+                if not data:
+                    break
+                number += 1
+                position += len(data)
                 if len(data) > limit and not data.endswith(b"\n"):
                     # what is left of the line is skipped unread, not held in memory
-                    while (rest := fh.readline(1 << 20)) and not rest.endswith(b"\n"):
-                        pass
+                    position += _skip_line(fh)
                     yield ReadError(
                         source,
                         number,
@@ -175,6 +195,25 @@ def iter_raw_lines(path: str | Path) -> Iterator[RawLine | ReadError]:
                     yield RawLine(source, number, text)
     except (OSError, EOFError, zlib.error) as exc:
         yield ReadError(source, number + 1, None, f"the file cannot be read on: {exc}")
+
+
+def _skip_line(fh: IO[bytes]) -> int:
+    """Read past the rest of the current line, a megabyte at a time; returns the bytes read."""
+    skipped = 0
+    while (rest := fh.readline(1 << 20)) and not rest.endswith(b"\n"):
+        skipped += len(rest)
+    return skipped + len(rest)
+
+
+def _line_start_at(fh: IO[bytes], start: int) -> int:
+    """Move to the first line that begins at or after ``start`` (a shard's first line: the
+    line that began before it is the previous shard's); returns its offset."""
+    if start <= 0:
+        return 0
+    fh.seek(start - 1)
+    if fh.read(1) == b"\n":
+        return start
+    return start + _skip_line(fh)
 
 
 def count_lines(paths: Iterable[str | Path]) -> int:
