@@ -121,7 +121,8 @@ def test_lower_is_better_metric_is_oriented_in_composite_and_verdict(tmp_path: P
         a = evaluate(traces(0.6), suite, store=store, options=QUIET)
         b = evaluate(traces(0.2), suite, store=store, options=QUIET)
         # a sample with value v scores 0.5·v + 0.5·(1 − v) = 0.5 whatever v is
-        assert store.composites(a) == pytest.approx([0.5] * 12)
+        composites = [c for rows in store.iter_columns(a, ["composite"]) for (c,) in rows]
+        assert composites == pytest.approx([0.5] * 12)
         result = compare_runs(store, a, b)["metrics"]
     assert result["cmp_overhead"]["verdict"] == "B better"  # lower overhead
     assert result["cmp_quality"]["verdict"] == "B worse"

@@ -166,7 +166,8 @@ def test_resume_skips_what_is_stored(tmp_path: Path) -> None:
             (rid, rid),
         )
         db.execute("DELETE FROM samples WHERE run_id = ? AND seq >= 40", (rid,))
-        before = store.done_keys(rid)
+        keys = [f"{path}#{line}" for line in range(1, 200)]
+        before = store.done_among(rid, keys)
         assert len(before) == 40  # 39 samples and the bad line 4
         seen: list[str] = []
 
@@ -392,7 +393,9 @@ def test_a_version_4_store_gains_the_bertscore_cache(tmp_path: Path) -> None:
     with Store(db) as store:
         run_id = store.create_run(kind="evaluate", suite="behavior", config={})
         store.connection.executescript(
-            "DROP TABLE embedding_cache; DROP TABLE bertscore_cache; PRAGMA user_version = 4;"
+            "DROP TABLE embedding_cache; DROP TABLE bertscore_cache; "
+            "ALTER TABLE runs DROP COLUMN place; ALTER TABLE runs DROP COLUMN summary; "
+            "PRAGMA user_version = 4;"
         )
     with Store(db) as store:
         assert store.connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION

@@ -618,7 +618,7 @@ def test_a_judge_budget_holds_for_the_whole_run_whatever_the_jobs(
             store=store,
             options=EvaluateOptions(jobs=3, batch_size=2, progress=False),
         )
-        values = store.metric_values(run, "planning_judge")
+        values = [v for chunk in store.iter_metric(run, "planning_judge") for v in chunk]
     assert len(server.requests) == 2
     assert sum(v is not None for v in values) == 2
 

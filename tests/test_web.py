@@ -58,7 +58,7 @@ def test_runs_list(served: tuple[str, Path, list[str]]) -> None:
     assert [r["id"] for r in runs] == ids[::-1]  # newest first
     demo = runs[-1]
     with Store(db) as store:
-        composites = store.composites(ids[0])
+        composites = [c for rows in store.iter_columns(ids[0], ["composite"]) for (c,) in rows]
     assert demo["n_samples"] == 72 and demo["source"] == "demo_traces.jsonl"
     assert demo["composite"]["mean"] == pytest.approx(sum(composites) / len(composites))
     assert demo["composite"]["ci_low"] < demo["composite"]["mean"] < demo["composite"]["ci_high"]
@@ -74,7 +74,7 @@ def test_run_page(served: tuple[str, Path, list[str]]) -> None:
     doc = _get(url, "api/run", id=ids[0][:6])  # a unique prefix is enough
     with Store(db) as store:
         names = store.metric_names(ids[0])
-        tool_usage = store.metric_values(ids[0], "tool_usage")
+        tool_usage = [v for chunk in store.iter_metric(ids[0], "tool_usage") for v in chunk]
     assert [m["name"] for m in doc["metrics"]] == names
     for m in doc["metrics"]:
         assert sum(m["bins"]) == m["n"]

@@ -25,6 +25,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -449,21 +450,33 @@ def _item_key(seq: int, item: Item) -> str:
 
 def _batches(
     items: Iterable[Item],
-    done: set[str],
+    done: Callable[[Sequence[str]], set[str]] | None,
     size: int,
     on_skip: Callable[[int], None],
     first_seq: int = 0,
 ) -> Iterator[Batch]:
+    """The items in batches of ``size``, those ``done`` finds already stored left out (asked
+    batch by batch: a resumed run holds no list of what it already has)."""
     batch: Batch = []
     for seq, item in enumerate(items, start=first_seq):
-        key = _item_key(seq, item)
-        if key in done:
-            on_skip(1)
-            continue
-        batch.append((seq, key, item))
+        batch.append((seq, _item_key(seq, item), item))
         if len(batch) >= size:
-            yield batch
+            yield from _not_done(batch, done, on_skip)
             batch = []
+    if batch:
+        yield from _not_done(batch, done, on_skip)
+
+
+def _not_done(
+    batch: Batch, done: Callable[[Sequence[str]], set[str]] | None, on_skip: Callable[[int], None]
+) -> Iterator[Batch]:
+    if done is None:
+        yield batch
+        return
+    stored = done([key for _, key, _ in batch])
+    if stored:
+        on_skip(len(stored))
+        batch = [entry for entry in batch if entry[1] not in stored]
     if batch:
         yield batch
 
@@ -620,20 +633,22 @@ def _mark_failed(store: Store, run_id: str) -> None:
         store.finish_run(run_id, "failed")
 
 
-def _start_run(store: Store, suite: Suite, opts: EvaluateOptions) -> tuple[str, set[str]]:
-    """Record a new run, or reopen the one to resume; returns its id and the keys it holds."""
+def _start_run(
+    store: Store, suite: Suite, opts: EvaluateOptions
+) -> tuple[str, Callable[[Sequence[str]], set[str]] | None]:
+    """Record a new run, or reopen the one to resume; returns its id and, when resuming, what
+    finds the keys it already holds among some."""
     if opts.resume:
         if opts.run_id is None:
             raise ValueError("resume needs the run_id of the run to continue")
         run_id = store.get_run(opts.run_id).id
-        done = store.done_keys(run_id)
         store.reopen_run(run_id)
-        return run_id, done
+        return run_id, partial(store.done_among, run_id)
     config = {"suite": suite.model_dump(mode="json"), **(opts.extra_config or {})}
     run_id = store.create_run(
         kind=opts.kind, suite=suite.name, config=config, sources=opts.sources, run_id=opts.run_id
     )
-    return run_id, set()
+    return run_id, None
 
 
 def _start_runner(

@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -25,9 +26,11 @@ import numpy as np
 __all__ = [
     "Agreement",
     "BradleyTerry",
+    "Moments",
     "PairedComparison",
     "ScoredItem",
     "Summary",
+    "ValueChunks",
     "against_others",
     "agreement",
     "bradley_terry",
@@ -37,8 +40,11 @@ __all__ = [
     "paired_comparison",
     "pass_at_k",
     "pass_hat_k",
+    "pass_k_over_counts",
     "pass_k_over_tasks",
     "summarize",
+    "summarize_stream",
+    "summary_of",
 ]
 
 
@@ -80,6 +86,182 @@ class Summary:
         return f"{self.mean:.3f}{ci} (n={self.n}{missing})"
 
 
+_SHIFT = 1073
+"""Every finite double times 2**(53 + _SHIFT) is an integer: :class:`Moments` sums those
+integers, exactly."""
+
+_HALF = 26  # a 53-bit mantissa as two halves, summed in int64 without overflow
+
+
+def _scaled_sum(values: np.ndarray) -> int:
+    """The exact sum of finite doubles, times 2**(53 + _SHIFT), as an integer."""
+    if values.size == 0:
+        return 0
+    mantissas, exponents = np.frexp(values)
+    whole = np.ldexp(mantissas, 53).astype(np.int64)  # exact: a double has 53 bits
+    order = np.argsort(exponents, kind="stable")
+    exponents, whole = exponents[order], whole[order]
+    starts = np.flatnonzero(np.r_[True, exponents[1:] != exponents[:-1]])
+    high = np.add.reduceat(whole >> _HALF, starts)
+    low = np.add.reduceat(whole & ((1 << _HALF) - 1), starts)
+    total = 0
+    for exponent, h, lo in zip(
+        exponents[starts].tolist(), high.tolist(), low.tolist(), strict=True
+    ):
+        total += ((h << _HALF) + lo) << (exponent + _SHIFT)
+    return total
+
+
+_CHUNK = 1 << 20  # values per exact sum: int64 partial sums stay far from overflowing
+
+
+@dataclass
+class Moments:
+    """Count, sum, sum of squares and extremes of numbers given chunk by chunk.
+
+    The sums are exact (integers scaled by a power of two), so the mean and variance are the
+    same whatever the order and the chunking of the values: a run summarised from SQLite in
+    input order and from Parquet shards in any order gives the same figures, and the moments
+    of shards merge (:meth:`merge`) into the moments of the whole. The sum of squares adds the
+    squares as doubles (each rounded once), exactly.
+
+    Args:
+        n: how many values.
+        integral: every value was an integer (a total of integers stays an integer).
+    """
+
+    n: int = 0
+    integral: bool = True
+    _sum: int = 0
+    _squares: int = 0
+    _low: float | None = None
+    _high: float | None = None
+    _nonfinite: float = 0.0  # NaN and infinities, added as doubles
+    _squares_overflow: bool = False  # a value past 1e154: its square is no double
+
+    def add(self, values: Sequence[float] | np.ndarray) -> None:
+        """Add values (no None).
+
+        Args:
+            values: numbers, ints or floats.
+        """
+        data = np.asarray(values)
+        if data.size == 0:
+            return
+        self.integral = self.integral and data.dtype.kind in "iub"
+        data = data.astype(np.float64, copy=False).ravel()
+        self.n += int(data.size)
+        finite = np.isfinite(data)
+        if not finite.all():
+            self._nonfinite += float(np.sum(data[~finite]))
+            data = data[finite]
+            if data.size == 0:
+                return
+        low, high = float(data.min()), float(data.max())
+        self._low = low if self._low is None else min(self._low, low)
+        self._high = high if self._high is None else max(self._high, high)
+        for start in range(0, data.size, _CHUNK):
+            part = data[start : start + _CHUNK]
+            self._sum += _scaled_sum(part)
+            with np.errstate(over="ignore"):
+                squares = part * part
+            if not np.isfinite(squares).all():
+                self._squares_overflow = True
+                squares = squares[np.isfinite(squares)]
+            self._squares += _scaled_sum(squares)
+
+    def merge(self, other: Moments) -> None:
+        """Add another stream's moments to these.
+
+        Args:
+            other: the moments of other values.
+        """
+        self.n += other.n
+        self.integral = self.integral and other.integral
+        self._sum += other._sum
+        self._squares += other._squares
+        self._nonfinite += other._nonfinite
+        self._squares_overflow = self._squares_overflow or other._squares_overflow
+        for mine, theirs, pick in (("_low", other._low, min), ("_high", other._high, max)):
+            if theirs is not None:
+                current = getattr(self, mine)
+                setattr(self, mine, theirs if current is None else pick(current, theirs))
+
+    @property
+    def total(self) -> float | int | None:
+        """The sum (an int when every value was one); None without values."""
+        if self.n == 0:
+            return None
+        if self._nonfinite != 0.0:  # NaN included
+            return self._nonfinite
+        exact = Fraction(self._sum, 1 << (53 + _SHIFT))
+        return int(exact) if self.integral else float(exact)
+
+    @property
+    def mean(self) -> float | None:
+        """The mean, correctly rounded; None without values."""
+        if self.n == 0:
+            return None
+        if self._nonfinite != 0.0:  # NaN included
+            return self._nonfinite
+        return float(Fraction(self._sum, self.n << (53 + _SHIFT)))
+
+    @property
+    def low(self) -> float | None:
+        """The smallest finite value."""
+        return self._low
+
+    @property
+    def high(self) -> float | None:
+        """The largest finite value."""
+        return self._high
+
+    @property
+    def variance(self) -> float | None:
+        """The sample variance (ddof 1); None with fewer than two values."""
+        if self.n < 2:
+            return None
+        if self._nonfinite != 0.0:  # NaN included
+            return math.nan
+        if self._squares_overflow:
+            return math.inf
+        scale = 1 << (53 + _SHIFT)
+        spread = Fraction(self.n * self._squares * scale - self._sum * self._sum, scale * scale)
+        return max(0.0, float(spread / (self.n * (self.n - 1))))
+
+    def as_dict(self) -> dict[str, Any]:
+        """The moments as JSON (the sums as decimal strings), for :meth:`from_dict`."""
+        return {
+            "n": self.n,
+            "integral": self.integral,
+            "sum": str(self._sum),
+            "squares": str(self._squares),
+            "low": self._low,
+            "high": self._high,
+            "nonfinite": None if self._nonfinite == 0.0 else repr(self._nonfinite),
+            "squares_overflow": self._squares_overflow,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Moments:
+        """Moments written by :meth:`as_dict`.
+
+        Args:
+            data: the JSON object.
+        """
+        nonfinite = data.get("nonfinite")
+        return cls(
+            n=int(data["n"]),
+            integral=bool(data["integral"]),
+            _sum=int(data["sum"]),
+            _squares=int(data["squares"]),
+            _low=data.get("low"),
+            _high=data.get("high"),
+            _nonfinite=0.0 if nonfinite is None else float(nonfinite),
+            _squares_overflow=bool(data.get("squares_overflow", False)),
+        )
+
+
 def mean_ci(
     values: Sequence[float] | np.ndarray,
     *,
@@ -101,25 +283,51 @@ def mean_ci(
         (low, high), or None with fewer than two values.
     """
     data = np.asarray(values, dtype=float)
-    if data.size < 2:
+    moments = Moments()
+    moments.add(data)
+    return _interval(
+        moments,
+        data,
+        confidence=confidence,
+        n_resamples=n_resamples,
+        seed=seed,
+        max_bootstrap_n=max_bootstrap_n,
+    )
+
+
+def _interval(
+    moments: Moments,
+    ordered: np.ndarray | None,
+    *,
+    confidence: float,
+    n_resamples: int,
+    seed: int,
+    max_bootstrap_n: int,
+) -> tuple[float, float] | None:
+    """The interval of the mean of the values ``moments`` counted; ``ordered`` holds them in
+    their order when there are at most ``max_bootstrap_n`` (the bootstrap resamples them)."""
+    if moments.n < 2:
         return None
-    if np.all(data == data[0]):
-        return float(data[0]), float(data[0])
-    if data.size > max_bootstrap_n:
+    if moments.low is not None and moments.low == moments.high and moments.low == moments.mean:
+        return moments.low, moments.low
+    if moments.n > max_bootstrap_n or ordered is None:
+        variance, mean = moments.variance, moments.mean
+        assert variance is not None and mean is not None
         half = (
-            _scipy_stats().norm.ppf(0.5 + confidence / 2) * data.std(ddof=1) / math.sqrt(data.size)
+            _scipy_stats().norm.ppf(0.5 + confidence / 2)
+            * math.sqrt(variance)
+            / math.sqrt(moments.n)
         )
-        m = float(data.mean())
-        return m - half, m + half
+        return mean - half, mean + half
     res = _scipy_stats().bootstrap(
-        (data,),
+        (ordered,),
         np.mean,
         confidence_level=confidence,
         n_resamples=n_resamples,
         method="percentile",
         random_state=np.random.default_rng(seed),
         vectorized=True,
-        batch=max(1, 2_000_000 // data.size),
+        batch=max(1, 2_000_000 // ordered.size),
     )
     return float(res.confidence_interval.low), float(res.confidence_interval.high)
 
@@ -131,13 +339,90 @@ def summarize(values: Sequence[float | None], **kwargs: Any) -> Summary:
         values: observations, None for missing.
         **kwargs: passed to :func:`mean_ci`.
     """
-    present = [v for v in values if v is not None]
-    missing = len(values) - len(present)
-    if not present:
-        return Summary(None, None, None, 0, missing)
-    ci = mean_ci(present, **kwargs)
-    mean = float(np.mean(present))
-    return Summary(mean, ci[0] if ci else None, ci[1] if ci else None, len(present), missing)
+    return summarize_stream(lambda ordered: [values], **kwargs)
+
+
+ValueChunks = Callable[[bool], Iterable[Sequence[float | None]]]
+"""``read(ordered)``: the values of a column chunk by chunk (None for missing), in input order
+when ``ordered``, in any order otherwise."""
+
+
+def summarize_stream(
+    read: ValueChunks,
+    *,
+    confidence: float = 0.95,
+    n_resamples: int = 2000,
+    seed: int = 0,
+    max_bootstrap_n: int = 20_000,
+) -> Summary:
+    """:func:`summarize` of values read chunk by chunk: memory stays flat in their number.
+
+    One pass in any order counts the values and sums them exactly (:class:`Moments`); when
+    there are at most ``max_bootstrap_n``, a second pass reads them in input order for the
+    bootstrap. Above, the interval is the normal one, from the moments alone.
+
+    Args:
+        read: the values (:data:`ValueChunks`); called once or twice.
+        confidence: coverage of the interval.
+        n_resamples: bootstrap resamples.
+        seed: seed of the resampling.
+        max_bootstrap_n: above this many values, use the normal interval instead.
+    """
+    moments = Moments()
+    missing = 0
+    for chunk in read(False):
+        present = [v for v in chunk if v is not None]
+        missing += len(chunk) - len(present)
+        moments.add(present)
+    return summary_of(
+        moments,
+        missing,
+        read,
+        confidence=confidence,
+        n_resamples=n_resamples,
+        seed=seed,
+        max_bootstrap_n=max_bootstrap_n,
+    )
+
+
+def summary_of(
+    moments: Moments,
+    n_missing: int,
+    read: ValueChunks | None,
+    *,
+    confidence: float = 0.95,
+    n_resamples: int = 2000,
+    seed: int = 0,
+    max_bootstrap_n: int = 20_000,
+) -> Summary:
+    """The :class:`Summary` of values already counted.
+
+    Args:
+        moments: their moments.
+        n_missing: how many were None.
+        read: reads them again in input order, for the bootstrap (:data:`ValueChunks`);
+            None gives the normal interval whatever their number.
+        confidence: coverage of the interval.
+        n_resamples: bootstrap resamples.
+        seed: seed of the resampling.
+        max_bootstrap_n: above this many values, use the normal interval instead.
+    """
+    if moments.n == 0:
+        return Summary(None, None, None, 0, n_missing)
+    ordered = None
+    if read is not None and 2 <= moments.n <= max_bootstrap_n:
+        ordered = np.asarray(
+            [v for chunk in read(True) for v in chunk if v is not None], dtype=float
+        )
+    ci = _interval(
+        moments,
+        ordered,
+        confidence=confidence,
+        n_resamples=n_resamples,
+        seed=seed,
+        max_bootstrap_n=max_bootstrap_n,
+    )
+    return Summary(moments.mean, ci[0] if ci else None, ci[1] if ci else None, moments.n, n_missing)
 
 
 @dataclass(frozen=True)
@@ -261,14 +546,26 @@ def pass_k_over_tasks(
         k -> ``{"tasks", "pass_at_k", "pass_hat_k"}``; the means are None when no task has
         k trials.
     """
+    return pass_k_over_counts({task: (len(v), sum(v)) for task, v in trials.items()}, ks)
+
+
+def pass_k_over_counts(
+    counts: Mapping[str, tuple[int, int]], ks: Sequence[int]
+) -> dict[int, dict[str, float | int | None]]:
+    """:func:`pass_k_over_tasks` from each task's counts: two numbers whatever its trials.
+
+    Args:
+        counts: each task's (trials, successes).
+        ks: the k values (each at least 1).
+    """
     table: dict[int, dict[str, float | int | None]] = {}
     for k in ks:
-        eligible = [v for v in trials.values() if len(v) >= k]
+        eligible = [(n, c) for n, c in counts.values() if n >= k]
         if not eligible:
             table[k] = {"tasks": 0, "pass_at_k": None, "pass_hat_k": None}
             continue
-        at = [pass_at_k(len(v), sum(v), k) for v in eligible]
-        hat = [pass_hat_k(len(v), sum(v), k) for v in eligible]
+        at = [pass_at_k(n, c, k) for n, c in eligible]
+        hat = [pass_hat_k(n, c, k) for n, c in eligible]
         table[k] = {
             "tasks": len(eligible),
             "pass_at_k": sum(at) / len(at),

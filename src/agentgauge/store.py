@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sqlite3
 import uuid
 import zlib
@@ -22,7 +23,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path, PurePath
-from typing import Any, NamedTuple, overload
+from typing import Any, NamedTuple, Protocol, overload
 
 from agentgauge._redact import hide_credentials, might_hold_secret, redact_secrets
 from agentgauge._safe import DecodeError, dumps, storable_text
@@ -34,6 +35,7 @@ from agentgauge.scoring import Thresholds
 __all__ = [
     "BERTSCORE_CACHE_SCHEMA",
     "JUDGE_CACHE_SCHEMA",
+    "SAMPLE_COLUMNS",
     "SCHEMA_VERSION",
     "CacheFile",
     "Facet",
@@ -42,13 +44,14 @@ __all__ = [
     "RunInfo",
     "SampleQuery",
     "SampleRow",
+    "SampleSource",
     "Store",
     "StoreError",
     "prepare_batch",
     "redact_secrets",
 ]
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 JUDGE_CACHE_SCHEMA = """
 CREATE TABLE IF NOT EXISTS judge_cache (
@@ -200,6 +203,13 @@ _MIGRATIONS: dict[int, str] = {
     );
     CREATE INDEX samples_failed ON samples(run_id) WHERE error IS NOT NULL;
     """,
+    # where a run's samples are when not in this file (a distributed run's Parquet results
+    # dataset), and the run's summary, kept once the run is finished so that listing and
+    # showing it reads no sample
+    7: """
+    ALTER TABLE runs ADD COLUMN place TEXT;
+    ALTER TABLE runs ADD COLUMN summary TEXT;
+    """,
 }
 
 
@@ -236,6 +246,8 @@ class RunInfo:
     finished_at: str | None
     n_samples: int
     n_errors: int
+    place: str | None = None
+    summary: dict[str, Any] | None = None
 
     @property
     def name(self) -> str | None:
@@ -388,6 +400,35 @@ class SampleRow(NamedTuple):
 
 _FACETS = ("recommendation", "band", "error_type", "category", "task_id")
 """The sample columns a run's samples can be filtered on and counted by."""
+
+SAMPLE_COLUMNS = (
+    "key",
+    "seq",
+    "trace_id",
+    "task_id",
+    "composite",
+    "coverage",
+    "failed",
+    "recommendation",
+    "band",
+    "category",
+    "error_type",
+)
+"""The columns :meth:`Store.iter_columns` reads besides the usage fields: ``failed`` is
+whether the sample had a metric error."""
+
+_USAGE_FIELD = re.compile(r"usage\.([a-z_]+)")
+
+
+def _column_sql(column: str) -> str:
+    """The SQL expression of a column of :meth:`Store.iter_columns`."""
+    if column == "failed":
+        return "error IS NOT NULL"
+    if column in SAMPLE_COLUMNS:
+        return column
+    if match := _USAGE_FIELD.fullmatch(column):
+        return f"json_extract(usage, '$.{match.group(1)}')"
+    raise ValueError(f"not a sample column: {column!r}")
 
 
 def _sample_columns(with_trace: bool, prefix: str = "") -> str:
@@ -550,6 +591,60 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
+class SampleSource(Protocol):
+    """Where a run's samples are read from: the store itself, or a distributed run's results
+    dataset (:func:`agentgauge.results.samples_of` picks). Every read takes the run's full id;
+    a whole run is only ever streamed, never held."""
+
+    def metric_names(self, run_id: str) -> list[str]:
+        """The run's metrics, in the order of its suite."""
+        ...
+
+    def iter_metric(
+        self, run_id: str, metric: str, *, ordered: bool = False, chunk: int = 8192
+    ) -> Iterator[list[float | None]]:
+        """One metric's values, chunk by chunk (:meth:`Store.iter_metric`)."""
+        ...
+
+    def iter_columns(
+        self, run_id: str, columns: Sequence[str], *, ordered: bool = False, chunk: int = 8192
+    ) -> Iterator[list[tuple[Any, ...]]]:
+        """Columns of the samples, chunk by chunk (:meth:`Store.iter_columns`)."""
+        ...
+
+    def iter_samples(
+        self, run_id: str, *, order: str = "seq", limit: int | None = None, with_trace: bool = False
+    ) -> Iterator[SampleRow]:
+        """The samples with their metric values (:meth:`Store.iter_samples`)."""
+        ...
+
+    def get_sample(self, run_id: str, key: str) -> SampleRow:
+        """One sample with its trace (:meth:`Store.get_sample`)."""
+        ...
+
+    def neighbours(self, run_id: str, seq: int) -> tuple[str | None, str | None]:
+        """The keys before and after a position (:meth:`Store.neighbours`)."""
+        ...
+
+    def query_samples(
+        self, run_id: str, query: SampleQuery, *, offset: int = 0, limit: int = 50
+    ) -> tuple[int, list[SampleRow]]:
+        """One page of filtered, sorted samples (:meth:`Store.query_samples`)."""
+        ...
+
+    def facet_counts(self, run_id: str, column: str) -> list[Facet]:
+        """The values a column takes (:meth:`Store.facet_counts`)."""
+        ...
+
+    def missing_reasons(self, run_id: str, per_metric: int = 5) -> dict[str, list[tuple[str, int]]]:
+        """Why metrics had no value (:meth:`Store.missing_reasons`)."""
+        ...
+
+    def read_errors(self, run_id: str, limit: int | None = None) -> list[ReadError]:
+        """The bad input lines (:meth:`Store.read_errors`)."""
+        ...
+
+
 class Store:
     """A SQLite results store.
 
@@ -627,6 +722,7 @@ class Store:
         config: dict[str, Any],
         sources: Sequence[str] = (),
         run_id: str | None = None,
+        place: str | None = None,
     ) -> str:
         """Record a new run and return its id. Secrets in ``config`` are redacted.
 
@@ -636,11 +732,13 @@ class Store:
             config: the full configuration, echoed in results (secrets redacted).
             sources: the input files.
             run_id: an explicit id; a short random one by default.
+            place: where the run's samples are kept when not in this file (a distributed
+                run's results dataset); None keeps them here.
         """
         rid = run_id or uuid.uuid4().hex[:12]
         self._db.execute(
-            "INSERT INTO runs(id, kind, suite, config, sources, status, created_at) "
-            "VALUES (?, ?, ?, ?, ?, 'running', ?)",
+            "INSERT INTO runs(id, kind, suite, config, sources, status, created_at, place) "
+            "VALUES (?, ?, ?, ?, ?, 'running', ?, ?)",
             (
                 rid,
                 kind,
@@ -648,9 +746,20 @@ class Store:
                 json.dumps(redact_secrets(config)),
                 json.dumps(list(sources)),
                 _now(),
+                place,
             ),
         )
         return rid
+
+    def save_summary(self, run_id: str, summary: dict[str, Any]) -> None:
+        """Keep a run's summary with it (a JSON object), so that listing or showing the run
+        reads no sample again; writing samples to the run forgets it.
+
+        Args:
+            run_id: the run (its full id).
+            summary: the summary.
+        """
+        self._db.execute("UPDATE runs SET summary = ? WHERE id = ?", (json.dumps(summary), run_id))
 
     def finish_run(self, run_id: str, status: str = "completed") -> None:
         """Mark a run completed (or another final status)."""
@@ -675,10 +784,13 @@ class Store:
         self._db.execute("UPDATE runs SET config = ? WHERE id = ?", (json.dumps(config), run.id))
 
     def reopen_run(self, run_id: str) -> None:
-        """Mark a run as running again (for ``--resume``)."""
+        """Mark a run as running again (for ``--resume``); the summary of a run kept here is
+        forgotten (a distributed run's keeps its counts: its driver brings them up to date)."""
         self.get_run(run_id)
         self._db.execute(
-            "UPDATE runs SET status = 'running', finished_at = NULL WHERE id = ?", (run_id,)
+            "UPDATE runs SET status = 'running', finished_at = NULL, "
+            "summary = CASE WHEN place IS NULL THEN NULL ELSE summary END WHERE id = ?",
+            (run_id,),
         )
 
     def get_run(self, run_id: str) -> RunInfo:
@@ -711,6 +823,11 @@ class Store:
         n_errors = self._db.execute(
             "SELECT COUNT(*) FROM read_errors WHERE run_id = ?", (row["id"],)
         ).fetchone()[0]
+        summary = json.loads(row["summary"]) if row["summary"] else None
+        if row["place"] is not None:
+            # a distributed run: its samples are in its results dataset, counted there
+            counts = (summary or {}).get("counts", {})
+            n_samples, n_errors = counts.get("samples", 0), counts.get("read_errors", 0)
         return RunInfo(
             id=row["id"],
             kind=row["kind"],
@@ -722,6 +839,8 @@ class Store:
             finished_at=row["finished_at"],
             n_samples=n_samples,
             n_errors=n_errors,
+            place=row["place"],
+            summary=summary,
         )
 
     # samples ------------------------------------------------------------------------------
@@ -762,24 +881,64 @@ class Store:
                 "INSERT OR REPLACE INTO read_errors VALUES (?,?,?,?,?)",
                 [(run_id, *row) for row in batch.errors],
             )
+            db.execute(
+                "UPDATE runs SET summary = NULL WHERE id = ? AND summary IS NOT NULL", (run_id,)
+            )
             db.execute("COMMIT")
         except BaseException:
             if db.in_transaction:  # a Ctrl-C can land just after the COMMIT
                 db.execute("ROLLBACK")
             raise
 
-    def done_keys(self, run_id: str) -> set[str]:
-        """Keys of the samples and bad lines already recorded for a run (to resume it)."""
-        keys = {
-            r[0] for r in self._db.execute("SELECT key FROM samples WHERE run_id = ?", (run_id,))
-        }
-        keys.update(
-            f"{r[0]}#{r[1]}"
-            for r in self._db.execute(
-                "SELECT source, line FROM read_errors WHERE run_id = ?", (run_id,)
+    def done_among(self, run_id: str, keys: Sequence[str]) -> set[str]:
+        """Which of these keys the run already holds, as a sample or as a bad line (``source#line``
+        keys): what a resumed run skips, asked a batch at a time.
+
+        Args:
+            run_id: the run.
+            keys: sample keys.
+        """
+        done: set[str] = set()
+        for start in range(0, len(keys), _SQL_VARIABLES):
+            chunk = [_text(k) for k in keys[start : start + _SQL_VARIABLES]]
+            marks = ",".join("?" * len(chunk))
+            done.update(
+                r[0]
+                for r in self._db.execute(
+                    f"SELECT key FROM samples WHERE run_id = ? AND key IN ({marks})",
+                    (run_id, *chunk),
+                )
             )
+            wanted = set(chunk)
+            parts = [k.rpartition("#") for k in chunk]
+            lines = [(source, int(line)) for source, _, line in parts if line.isdigit()]
+            for source in {source for source, _ in lines}:
+                numbers = [line for s, line in lines if s == source]
+                done.update(
+                    key
+                    for (line,) in self._db.execute(
+                        "SELECT line FROM read_errors WHERE run_id = ? AND source = ? "
+                        "AND line BETWEEN ? AND ?",
+                        (run_id, source, min(numbers), max(numbers)),
+                    )
+                    if (key := f"{source}#{line}") in wanted
+                )
+        return done
+
+    def count_done(self, run_id: str) -> int:
+        """How many samples and bad lines the run holds (what a resumed run has behind it).
+
+        Args:
+            run_id: the run.
+        """
+        return sum(
+            int(
+                self._db.execute(
+                    f"SELECT COUNT(*) FROM {table} WHERE run_id = ?", (run_id,)
+                ).fetchall()[0][0]
+            )
+            for table in ("samples", "read_errors")
         )
-        return keys
 
     def metric_names(self, run_id: str) -> list[str]:
         """The metrics recorded for a run, in the order of its suite when known."""
@@ -798,43 +957,58 @@ class Store:
         order = self.get_run(run_id).metric_order
         return sorted(names, key=lambda n: (order.index(n) if n in order else len(order), n))
 
-    def metric_values(self, run_id: str, metric: str) -> list[float | None]:
-        """Every value of one metric over a run's samples (None where not available)."""
-        return [
-            r[0]
-            for r in self._db.execute(
-                "SELECT value FROM metric_values WHERE run_id = ? AND metric = ?", (run_id, metric)
-            )
-        ]
+    def iter_metric(
+        self, run_id: str, metric: str, *, ordered: bool = False, chunk: int = 8192
+    ) -> Iterator[list[float | None]]:
+        """One metric's values over a run's samples, chunk by chunk (None where not
+        available): memory stays flat whatever the run's size.
 
-    def composites(self, run_id: str) -> list[float | None]:
-        """Every sample's composite in a run."""
-        return [
-            r[0]
-            for r in self._db.execute(
-                "SELECT composite FROM samples WHERE run_id = ? ORDER BY seq", (run_id,)
+        Args:
+            run_id: the run (its full id).
+            metric: the metric.
+            ordered: in input order (slower); in the index's order otherwise.
+            chunk: values per chunk.
+        """
+        if ordered:
+            sql = (
+                "SELECT v.value FROM samples AS s JOIN metric_values AS v ON v.run_id = s.run_id "
+                "AND v.metric = ?2 AND v.sample_key = s.key WHERE s.run_id = ?1 ORDER BY s.seq"
             )
-        ]
+        else:
+            sql = "SELECT value FROM metric_values WHERE run_id = ?1 AND metric = ?2"
+        for rows in self._chunks(sql, (run_id, metric), chunk):
+            yield [r[0] for r in rows]
 
-    def usages(self, run_id: str) -> list[dict[str, Any] | None]:
-        """Every sample's tokens and cost in a run, in input order (None where not recorded)."""
-        return [
-            json.loads(r[0]) if r[0] else None
-            for r in self._db.execute(
-                "SELECT usage FROM samples WHERE run_id = ? ORDER BY seq", (run_id,)
-            )
-        ]
+    def iter_columns(
+        self, run_id: str, columns: Sequence[str], *, ordered: bool = False, chunk: int = 8192
+    ) -> Iterator[list[tuple[Any, ...]]]:
+        """Columns of a run's samples, as rows chunk by chunk: memory stays flat whatever
+        the run's size.
 
-    def coverage(self, run_id: str) -> tuple[float | None, float | None, int]:
-        """The samples' mean and lowest coverage (None without samples) and how many samples
-        had a metric error."""
-        mean, low = self._db.execute(
-            "SELECT AVG(coverage), MIN(coverage) FROM samples WHERE run_id = ?", (run_id,)
-        ).fetchone()
-        failed = self._db.execute(
-            "SELECT COUNT(*) FROM samples WHERE run_id = ? AND error IS NOT NULL", (run_id,)
-        ).fetchone()[0]
-        return mean, low, failed
+        Args:
+            run_id: the run (its full id).
+            columns: among :data:`SAMPLE_COLUMNS`, and ``usage.FIELD`` for a field of the
+                samples' usage (``usage.judge`` is the judges' spending, as JSON text).
+            ordered: in input order; in any order otherwise.
+            chunk: rows per chunk.
+        """
+        selected = ", ".join(_column_sql(c) for c in columns)
+        sql = f"SELECT {selected} FROM samples WHERE run_id = ?"
+        if ordered:
+            sql += " ORDER BY seq"
+        yield from self._chunks(sql, (run_id,), chunk)
+
+    def _chunks(
+        self, sql: str, params: Sequence[Any], size: int
+    ) -> Iterator[list[tuple[Any, ...]]]:
+        cursor = self._db.cursor()
+        cursor.row_factory = None
+        try:
+            cursor.execute(sql, params)
+            while rows := cursor.fetchmany(size):
+                yield rows
+        finally:
+            cursor.close()
 
     def iter_samples(
         self, run_id: str, *, order: str = "seq", limit: int | None = None, with_trace: bool = False
@@ -1012,16 +1186,20 @@ class Store:
                 reasons.append((reason, count))
         return out
 
-    def read_errors(self, run_id: str) -> list[ReadError]:
-        """The bad input lines of a run, in file and line order."""
-        return [
-            ReadError(*r)
-            for r in self._db.execute(
-                "SELECT source, line, field, message FROM read_errors WHERE run_id = ? "
-                "ORDER BY source, line",
-                (run_id,),
-            )
-        ]
+    def read_errors(self, run_id: str, limit: int | None = None) -> list[ReadError]:
+        """The bad input lines of a run, in file and line order.
+
+        Args:
+            run_id: the run.
+            limit: at most this many (the first ones).
+        """
+        sql = (
+            "SELECT source, line, field, message FROM read_errors WHERE run_id = ? "
+            "ORDER BY source, line"
+        )
+        if limit is not None:
+            sql += f" LIMIT {int(limit)}"
+        return [ReadError(*r) for r in self._db.execute(sql, (run_id,))]
 
     # domain records -----------------------------------------------------------------------
 

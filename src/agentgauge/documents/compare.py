@@ -16,7 +16,8 @@ from typing import Any, Literal
 from scipy.stats import false_discovery_control
 
 from agentgauge.metrics.base import lower_is_better
-from agentgauge.stats import PairedComparison, paired_comparison, pass_k_over_tasks
+from agentgauge.results import samples_of
+from agentgauge.stats import PairedComparison, paired_comparison, pass_k_over_counts
 from agentgauge.store import RunInfo, SampleRow, Store
 from agentgauge.workflows.pairwise import stored_pairwise
 
@@ -59,12 +60,14 @@ def stored_run(store: Store, run_id: str) -> RunSamples:
         run_id: the run (a unique prefix is accepted).
     """
     run = store.get_run(run_id)
-    return RunSamples(run, store.metric_names(run.id), store.iter_samples(run.id))
+    source = samples_of(store, run)
+    return RunSamples(run, source.metric_names(run.id), source.iter_samples(run.id))
 
 
 def _grouped(samples: Iterable[SampleRow], by: PairBy) -> dict[str, dict[str, list[float]]]:
-    """key -> metric -> values (composite and ``usage.`` figures included) of one run."""
-    out: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    """key -> metric -> [sum, count] of the values (composite and ``usage.`` figures
+    included) of one run: a key's mean is all it needs, whatever its number of samples."""
+    out: dict[str, dict[str, list[float]]] = defaultdict(dict)
     for row in samples:
         key = row.task_id if by == "task" else row.trace_id
         usage = row.usage or {}
@@ -73,9 +76,14 @@ def _grouped(samples: Iterable[SampleRow], by: PairBy) -> dict[str, dict[str, li
             "composite": row.composite,
             **{f"usage.{f}": usage.get(f) for f in USAGE_COMPARED},
         }
+        sums = out[key]
         for name, value in values.items():
             if value is not None:
-                out[key][name].append(value)
+                if (kept := sums.get(name)) is None:
+                    sums[name] = [value, 1]
+                else:
+                    kept[0] += value
+                    kept[1] += 1
     return out
 
 
@@ -83,9 +91,9 @@ def _paired(
     ga: dict[str, dict[str, list[float]]], gb: dict[str, dict[str, list[float]]], name: str
 ) -> PairedComparison | None:
     pairs = [
-        (sum(ga[k][name]) / len(ga[k][name]), sum(gb[k][name]) / len(gb[k][name]))
+        (ga[k][name][0] / ga[k][name][1], gb[k][name][0] / gb[k][name][1])
         for k in sorted(set(ga) & set(gb))
-        if ga[k].get(name) and gb[k].get(name)
+        if name in ga[k] and name in gb[k]
     ]
     if not pairs:
         return None
@@ -215,25 +223,32 @@ def pass_k_table(
     Raises:
         ValueError: for a k below 1, a threshold outside [0, 1] or a metric the run lacks.
     """
-    rid = store.get_run(run_id).id
+    run = store.get_run(run_id)
+    rid, source = run.id, samples_of(store, run)
     if any(k < 1 for k in ks):
         raise ValueError(f"k must be at least 1, got {min(ks)}")
     if not 0.0 <= threshold <= 1.0:
         raise ValueError(f"--threshold must be within [0, 1] (scores are), got {threshold}")
-    names = store.metric_names(rid)
+    names = source.metric_names(rid)
     if metric != "composite" and metric not in names:
         raise ValueError(
             f"run {rid} has no metric {metric!r}; its metrics: {', '.join(names) or 'none'}"
         )
-    trials: dict[str, list[bool]] = defaultdict(list)
-    for row in store.iter_samples(rid):
+    # per task: trials and successes (two counts, whatever the number of trials)
+    trials: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for row in source.iter_samples(rid):
         value = row.composite if metric == "composite" else row.values.get(metric)
-        trials[row.task_id].append(value is not None and value >= threshold)
-    table = {str(k): row for k, row in pass_k_over_tasks(trials, ks).items()}
+        counts = trials[row.task_id]
+        counts[0] += 1
+        counts[1] += value is not None and value >= threshold
+    table = {
+        str(k): row
+        for k, row in pass_k_over_counts({t: (n, c) for t, (n, c) in trials.items()}, ks).items()
+    }
     return {
         "run_id": rid,
         "metric": metric,
         "threshold": threshold,
-        "max_trials": max((len(v) for v in trials.values()), default=0),
+        "max_trials": max((n for n, _ in trials.values()), default=0),
         "k": table,
     }

@@ -14,14 +14,12 @@ from collections import defaultdict
 from collections.abc import Iterator
 from typing import Any
 
-import numpy as np
-
 from agentgauge.documents.compare import PairBy, compare_runs
 from agentgauge.documents.safe import MAX_CONTENT, as_text, clean, clip
 from agentgauge.documents.sections import run_sections
-from agentgauge.documents.summary import judge_noise, run_aggregate, run_usage, run_verdict
+from agentgauge.documents.summary import judge_noise, run_usage, run_verdict
 from agentgauge.model import Trace
-from agentgauge.stats import summarize
+from agentgauge.results import BINS, samples_of, summary_stats
 from agentgauge.store import RunInfo, SampleQuery, SampleRow, Store
 
 __all__ = [
@@ -35,8 +33,6 @@ __all__ = [
     "samples_document",
 ]
 
-BINS = 20
-"""Bins of a distribution over [0, 1]."""
 
 _FACETS = ("recommendation", "band", "error_type", "category")
 _N_READ_ERRORS = 200
@@ -59,9 +55,11 @@ def run_row(store: Store, run: RunInfo, noise: dict[str, Any] | None = None) -> 
     """
     if noise is None:
         noise = judge_noise(store, run.id)
-    summary = summarize(store.composites(run.id))
-    costs = [u["cost_usd"] for u in store.usages(run.id) if u and u.get("cost_usd") is not None]
-    gated = {name: summarize(store.metric_values(run.id, name)).mean for name in run.gates}
+    stats = summary_stats(store, run.id)
+    summary = stats.composite
+    gated = {
+        name: stats.metrics[name].mean if name in stats.metrics else None for name in run.gates
+    }
     return {
         "id": run.id,
         "name": run.name,
@@ -76,16 +74,10 @@ def run_row(store: Store, run: RunInfo, noise: dict[str, Any] | None = None) -> 
         "n_errors": run.n_errors,
         "composite": summary.as_dict(),
         **run_verdict(run, summary.mean, gated, composite_se=noise.get("composite_se")),
-        "cost_usd": sum(costs) if costs else None,
+        "cost_usd": stats.agent_usage["cost_usd"]["total"],
         "created_at": run.created_at,
         "finished_at": run.finished_at,
     }
-
-
-def _bins(values: list[float | None]) -> list[int]:
-    present = [v for v in values if v is not None]
-    counts, _ = np.histogram(present, bins=BINS, range=(0.0, 1.0))
-    return [int(c) for c in counts]
 
 
 def run_document(store: Store, run_id: str) -> dict[str, Any]:
@@ -98,41 +90,40 @@ def run_document(store: Store, run_id: str) -> dict[str, Any]:
         run_id: the run (a unique prefix is accepted).
     """
     run = store.get_run(run_id)
-    aggregate = run_aggregate(store, run.id)
-    reasons = store.missing_reasons(run.id)
+    source = samples_of(store, run)
+    stats = summary_stats(store, run.id)
+    reasons = source.missing_reasons(run.id)
     weights = run.weights
     metrics = [
         {
             "name": name,
             "weight": weights.get(name, 0.0),
-            **aggregate[name].as_dict(),
-            "bins": _bins(store.metric_values(run.id, name)),
+            **summary.as_dict(),
+            "bins": stats.bins[name],
             "missing": [list(r) for r in reasons.get(name, [])],
         }
-        for name in store.metric_names(run.id)
+        for name, summary in stats.metrics.items()
     ]
-    mean_coverage, lowest_coverage, n_failed = store.coverage(run.id)
-    errors = store.read_errors(run.id)
     noise = judge_noise(store, run.id)
     return {
         "run": {**run_row(store, run, noise), "sources": run.sources, "config": run.config},
         "judge_noise": noise,
         "metrics": metrics,
         "composite": {
-            **aggregate["composite"].as_dict(),
-            "bins": _bins(store.composites(run.id)),
-            "mean_coverage": mean_coverage,
-            "lowest_coverage": lowest_coverage,
-            "n_metric_errors": n_failed,
+            **stats.composite.as_dict(),
+            "bins": stats.bins["composite"],
+            "mean_coverage": stats.mean_coverage,
+            "lowest_coverage": stats.lowest_coverage,
+            "n_metric_errors": stats.n_failed,
         },
         "thresholds": run.thresholds.model_dump(),
-        "usage": run_usage(store, run.id),
+        "usage": run_usage(store, run.id, stats),
         "facets": {
-            name: [[f.value, f.n] for f in store.facet_counts(run.id, name)] for name in _FACETS
+            name: [[f.value, f.n] for f in source.facet_counts(run.id, name)] for name in _FACETS
         },
         "sections": run_sections(store, run),
-        "read_errors": [e.as_dict() for e in errors[:_N_READ_ERRORS]],
-        "n_read_errors": len(errors),
+        "read_errors": [e.as_dict() for e in source.read_errors(run.id, _N_READ_ERRORS)],
+        "n_read_errors": run.n_errors,
     }
 
 
@@ -186,8 +177,8 @@ def samples_document(
         offset: samples to skip.
         limit: at most this many.
     """
-    rid = store.get_run(run_id).id
-    total, rows = store.query_samples(rid, query, offset=offset, limit=limit)
+    run = store.get_run(run_id)
+    total, rows = samples_of(store, run).query_samples(run.id, query, offset=offset, limit=limit)
     return {
         "total": total,
         "offset": offset,
@@ -292,8 +283,9 @@ def sample_document(
         steps_limit: at most this many steps.
     """
     run = store.get_run(run_id)
-    row = store.get_sample(run.id, key)
-    before, after = store.neighbours(run.id, row.seq)
+    source = samples_of(store, run)
+    row = source.get_sample(run.id, key)
+    before, after = source.neighbours(run.id, row.seq)
     page = sample_page(row, run.weights, steps_offset=steps_offset, steps_limit=steps_limit)
     return {"run_id": run.id, **page, "prev": before, "next": after}
 
@@ -405,14 +397,20 @@ def trace_view(
 
 def _composites_by(store: Store, run_id: str, by: PairBy) -> dict[str, tuple[float, str]]:
     """Per pairing key: the mean composite of its samples and the key of its first sample."""
-    values: dict[str, list[float]] = defaultdict(list)
+    run = store.get_run(run_id)
+    pair_column = "task_id" if by == "task" else "trace_id"
+    totals: dict[str, list[float]] = {}
     first: dict[str, str] = {}
-    for row in store.iter_samples(run_id):
-        pair = row.task_id if by == "task" else row.trace_id
-        first.setdefault(pair, row.key)
-        if row.composite is not None:
-            values[pair].append(row.composite)
-    return {k: (sum(v) / len(v), first[k]) for k, v in values.items()}
+    for rows in samples_of(store, run).iter_columns(
+        run.id, [pair_column, "key", "composite"], ordered=True
+    ):
+        for pair, key, composite in rows:
+            first.setdefault(pair, key)
+            if composite is not None:
+                total = totals.setdefault(pair, [0.0, 0])
+                total[0] += composite
+                total[1] += 1
+    return {k: (total / count, first[k]) for k, (total, count) in totals.items()}
 
 
 def _regressed(store: Store, a: str, b: str, by: PairBy, n: int) -> Iterator[dict[str, Any]]:

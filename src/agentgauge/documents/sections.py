@@ -16,6 +16,7 @@ from typing import Any
 
 from agentgauge._redact import redact_secrets
 from agentgauge.documents.safe import clip
+from agentgauge.results import samples_of
 from agentgauge.store import RunInfo, Store
 from agentgauge.workflows.review_report import tier_status
 
@@ -30,7 +31,8 @@ Section = dict[str, Any]
 def _error_types(store: Store, run: RunInfo) -> list[Section]:
     """The error types the samples name (a bar each) and, per task category, how many samples
     failed with one."""
-    error_types = store.facet_counts(run.id, "error_type")
+    source = samples_of(store, run)
+    error_types = source.facet_counts(run.id, "error_type")
     if not error_types:
         return []
     sections: list[Section] = [
@@ -42,7 +44,7 @@ def _error_types(store: Store, run: RunInfo) -> list[Section]:
             "values": [f.n for f in error_types],
         }
     ]
-    categories = store.facet_counts(run.id, "category")
+    categories = source.facet_counts(run.id, "category")
     if categories:
         sections.append(
             {

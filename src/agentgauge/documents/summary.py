@@ -10,8 +10,9 @@ from typing import Any
 
 from agentgauge.judges.cost import judge_spend
 from agentgauge.judges.noise import Aggregate, noise_summary
+from agentgauge.results import USAGE_FIELDS, RunStats, judge_totals, samples_of, summary_stats
 from agentgauge.scoring import UNCERTAIN, band, failed_gates, reaches, recommendation
-from agentgauge.stats import Summary, summarize
+from agentgauge.stats import Summary
 from agentgauge.store import RunInfo, Store
 
 __all__ = [
@@ -32,39 +33,7 @@ def run_aggregate(store: Store, run_id: str) -> dict[str, Summary]:
         store: the results store.
         run_id: the run.
     """
-    out = {m: summarize(store.metric_values(run_id, m)) for m in store.metric_names(run_id)}
-    out["composite"] = summarize(store.composites(run_id))
-    return out
-
-
-USAGE_FIELDS = (
-    "input_tokens",
-    "output_tokens",
-    "cache_read_tokens",
-    "total_tokens",
-    "cost_usd",
-    "model_calls",
-)
-"""The agent's usage figures of a sample, as :func:`agentgauge.usage.trace_usage` counts them."""
-
-_JUDGE_COUNTS = (
-    "calls",
-    "cached",
-    "requests",
-    "input_tokens",
-    "output_tokens",
-    "cache_read_tokens",
-    "total_tokens",
-    "cost_unknown",
-)
-
-
-def _judge_totals(parts: list[dict[str, Any]]) -> dict[str, Any] | None:
-    if not parts:
-        return None
-    totals: dict[str, Any] = {k: sum(p.get(k) or 0 for p in parts) for k in _JUDGE_COUNTS}
-    totals["cost_usd"] = sum(p.get("cost_usd") or 0.0 for p in parts)
-    return totals
+    return summary_stats(store, run_id).aggregate()
 
 
 def _setup_spend(store: Store, run_id: str) -> list[dict[str, Any]]:
@@ -78,7 +47,7 @@ def _setup_spend(store: Store, run_id: str) -> list[dict[str, Any]]:
     return out
 
 
-def run_usage(store: Store, run_id: str) -> dict[str, Any]:
+def run_usage(store: Store, run_id: str, stats: RunStats | None = None) -> dict[str, Any]:
     """A run's tokens and cost: the agent's totals and means with 95% CIs, the judges' totals,
     and the composite per dollar and per 1,000 tokens.
 
@@ -90,29 +59,15 @@ def run_usage(store: Store, run_id: str) -> dict[str, Any]:
     Args:
         store: the results store.
         run_id: the run.
+        stats: the run's statistics (:func:`~agentgauge.results.summary_stats`), when at hand.
     """
     rid = store.get_run(run_id).id
-    usages = store.usages(rid)
-    agent: dict[str, Any] = {}
-    for name in USAGE_FIELDS:
-        values = [None if u is None else u.get(name) for u in usages]
-        present = [v for v in values if v is not None]
-        agent[name] = {"total": sum(present) if present else None, **summarize(values).as_dict()}
-    judge = [u["judge"] for u in usages if u is not None and u.get("judge")]
-    composites = store.composites(rid)
-    pairs = [(c, u) for c, u in zip(composites, usages, strict=True) if c is not None and u]
-    per: dict[str, float | None] = {}
-    for key, field, scale in (
-        ("composite_per_usd", "cost_usd", 1.0),
-        ("composite_per_1k_tokens", "total_tokens", 1000.0),
-    ):
-        known = [(c, u[field]) for c, u in pairs if u.get(field) is not None]
-        spent = sum(v for _, v in known)
-        per[key] = sum(c for c, _ in known) / (spent / scale) if spent > 0 else None
+    stats = stats or summary_stats(store, rid)
     return {
-        "agent": agent,
-        "judge": _judge_totals(judge + _setup_spend(store, rid)),
-        **per,
+        "agent": stats.agent_usage,
+        "judge": judge_totals(stats.judge, _setup_spend(store, rid)),
+        "composite_per_usd": stats.composite_per_usd,
+        "composite_per_1k_tokens": stats.composite_per_1k_tokens,
     }
 
 
@@ -147,7 +102,7 @@ def judge_noise(store: Store, run_id: str) -> dict[str, Any]:
     uncertain = 0
     variances: list[float] = []
     weights = run.weights
-    for row in store.iter_samples(run.id):
+    for row in samples_of(store, run).iter_samples(run.id):
         uncertain += row.recommendation == UNCERTAIN
         sample_var = 0.0
         weighed = sum(w for m, w in weights.items() if w > 0 and row.values.get(m) is not None)

@@ -37,10 +37,10 @@ from agentgauge.documents.summary import (
     USAGE_FIELDS,
     finite,
     judge_noise,
-    run_aggregate,
     run_usage,
     run_verdict,
 )
+from agentgauge.results import samples_of, summary_stats
 from agentgauge.store import RunInfo, SampleRow, Store
 
 __all__ = [
@@ -82,9 +82,10 @@ SampleHook = Callable[[dict[str, Any]], None]
 
 def _head(store: Store, run: RunInfo) -> dict[str, Any]:
     """The document's keys before ``samples``: the run, its config and the aggregate."""
-    aggregate = run_aggregate(store, run.id)
+    stats = summary_stats(store, run.id)
+    aggregate = stats.aggregate()
     composite = aggregate["composite"].as_dict()
-    composite["mean_coverage"] = store.coverage(run.id)[0]
+    composite["mean_coverage"] = stats.mean_coverage
     means = {name: summary.mean for name, summary in aggregate.items()}
     noise = judge_noise(store, run.id)
     composite.update(
@@ -102,13 +103,13 @@ def _head(store: Store, run: RunInfo) -> dict[str, Any]:
         "sources": run.sources,
         "config": run.config,
         "aggregate": {**{k: v.as_dict() for k, v in aggregate.items()}, "composite": composite},
-        "usage": run_usage(store, run.id),
+        "usage": run_usage(store, run.id, stats),
         "judge_noise": noise.get("metrics", {}),
     }
 
 
-def _samples(store: Store, run_id: str, hook: SampleHook | None) -> Iterator[dict[str, Any]]:
-    for row in store.iter_samples(run_id):
+def _samples(store: Store, run: RunInfo, hook: SampleHook | None) -> Iterator[dict[str, Any]]:
+    for row in samples_of(store, run).iter_samples(run.id):
         sample = sample_document(row)
         if hook is not None:
             hook(sample)
@@ -129,8 +130,8 @@ def result_document(
     run = store.get_run(run_id)
     return {
         **_head(store, run),
-        "samples": list(_samples(store, run.id, sample_hook)),
-        "errors": _error_documents(store, run.id),
+        "samples": list(_samples(store, run, sample_hook)),
+        "errors": _error_documents(store, run),
     }
 
 
@@ -159,14 +160,14 @@ def write_result_json(
         for key, value in head.items():
             fh.write(f" {_dumps(key)}: {_dumps(value)},\n")
         fh.write(' "samples": [')
-        for i, sample in enumerate(_samples(store, run.id, sample_hook)):
+        for i, sample in enumerate(_samples(store, run, sample_hook)):
             fh.write(("\n  " if i == 0 else ",\n  ") + _dumps(sample))
         fh.write("\n ],\n")
-        fh.write(f' "errors": {_dumps(_error_documents(store, run.id))}\n}}\n')
+        fh.write(f' "errors": {_dumps(_error_documents(store, run))}\n}}\n')
 
 
-def _error_documents(store: Store, run_id: str) -> list[dict[str, Any]]:
-    return [error.as_dict() for error in store.read_errors(run_id)]
+def _error_documents(store: Store, run: RunInfo) -> list[dict[str, Any]]:
+    return [error.as_dict() for error in samples_of(store, run).read_errors(run.id)]
 
 
 def _dumps(value: Any) -> str:
@@ -195,12 +196,13 @@ def write_csv(store: Store, run_id: str, path: str | Path) -> None:
         path: the output file.
     """
     run = store.get_run(run_id)
-    metrics = store.metric_names(run.id)
+    source = samples_of(store, run)
+    metrics = source.metric_names(run.id)
     fixed = ["id", "task_id", "source", "line", "composite", "coverage", "recommendation", "band"]
     with atomic_path(path) as temporary, temporary.open("w", newline="", encoding="utf-8") as fh:
         writer = csv.writer(fh)
         writer.writerow([*fixed, *metrics, *USAGE_FIELDS, "judge_cost_usd", "error"])
-        for row in store.iter_samples(run.id):
+        for row in source.iter_samples(run.id):
             doc = sample_document(row)
             values = doc["metrics"]
             usage = row.usage or {}

@@ -17,6 +17,7 @@ from pathlib import Path
 from agentgauge._atomic import atomic_path
 from agentgauge.documents.frontend import embed_json, report_page
 from agentgauge.documents.pages import run_document, sample_page, sample_row
+from agentgauge.results import samples_of
 from agentgauge.store import Store
 
 __all__ = ["REPORT_MAX_CONTENT", "render_html", "write_html"]
@@ -46,7 +47,7 @@ def render_html(store: Store, run_id: str, *, max_content: int = REPORT_MAX_CONT
     # the pages go straight into a gzip stream: memory stays flat whatever the run's size
     gzip = zlib.compressobj(6, zlib.DEFLATED, 31)
     parts = [gzip.compress(b"{")]
-    for i, row in enumerate(store.iter_samples(run.id, with_trace=True)):
+    for i, row in enumerate(samples_of(store, run).iter_samples(run.id, with_trace=True)):
         table_row = sample_row(row)
         rows.append(
             [

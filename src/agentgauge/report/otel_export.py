@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from agentgauge._atomic import atomic_path
+from agentgauge.results import samples_of
 from agentgauge.scoring import band
 from agentgauge.store import SampleRow, Store
 
@@ -130,7 +131,7 @@ def write_evaluation_events(store: Store, run_id: str, out: str | Path, when_ns:
     run = store.get_run(run_id)
     n = 0
     with atomic_path(out) as temporary, temporary.open("w", encoding="utf-8") as fh:
-        for sample in store.iter_samples(run.id, with_trace=True):
+        for sample in samples_of(store, run).iter_samples(run.id, with_trace=True):
             request = evaluation_events(sample, run.id, when_ns)
             n += len(request["resourceLogs"][0]["scopeLogs"][0]["logRecords"])
             fh.write(json.dumps(request, ensure_ascii=False) + "\n")

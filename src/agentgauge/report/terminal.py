@@ -13,10 +13,10 @@ from rich.text import Text
 from agentgauge.documents.summary import (
     USAGE_FIELDS,
     judge_noise,
-    run_aggregate,
     run_usage,
     run_verdict,
 )
+from agentgauge.results import samples_of, summary_stats
 from agentgauge.scoring import gate_note
 from agentgauge.store import Store
 
@@ -56,7 +56,8 @@ def print_summary(store: Store, run_id: str, console: Console | None = None) -> 
     console = console or Console()
     run = store.get_run(run_id)
     weights = run.weights
-    aggregate = run_aggregate(store, run.id)
+    stats = summary_stats(store, run.id)
+    aggregate = stats.aggregate()
     table = Table(
         title=f"run {run.id} · suite {escape(run.suite)} · {run.n_samples} samples · {run.status}",
         title_justify="left",
@@ -124,8 +125,8 @@ def print_summary(store: Store, run_id: str, console: Console | None = None) -> 
             "reject whatever its composite (the suite's \\[gates])",
             highlight=False,
         )
-    print_usage(run_usage(store, run.id), console)
-    mean_cov, lowest, failed = store.coverage(run.id)
+    print_usage(run_usage(store, run.id, stats), console)
+    mean_cov, lowest, failed = stats.mean_coverage, stats.lowest_coverage, stats.n_failed
     if mean_cov is not None and lowest is not None and lowest < 1.0:
         console.print(
             f"[yellow]coverage {mean_cov:.0%}[/]: some weighted metrics were not measured; the "
@@ -133,13 +134,12 @@ def print_summary(store: Store, run_id: str, console: Console | None = None) -> 
         )
     if failed:
         console.print(f"[red]{failed} samples had a metric error[/] (see the JSON/HTML report).")
-    errors = store.read_errors(run.id)
-    if errors:
-        console.print(f"[red]{len(errors)} input lines could not be read:[/]")
-        for e in errors[:10]:
+    if run.n_errors:
+        console.print(f"[red]{run.n_errors} input lines could not be read:[/]")
+        for e in samples_of(store, run).read_errors(run.id, limit=10):
             console.print(f"  {e}", markup=False, highlight=False)
-        if len(errors) > 10:
-            console.print(f"  … and {len(errors) - 10} more")
+        if run.n_errors > 10:
+            console.print(f"  … and {run.n_errors - 10} more")
 
 
 def _interval(ci: Any) -> str:
@@ -275,8 +275,7 @@ def print_runs(store: Store, console: Console | None = None, limit: int = 50) ->
     for col in ("n", "bad", "created (UTC)", "mean"):
         table.add_column(col, justify="right", no_wrap=True)
     for run in store.list_runs(limit):
-        comps = [c for c in store.composites(run.id) if c is not None]
-        mean = sum(comps) / len(comps) if comps else None
+        mean = summary_stats(store, run.id).composite.mean
         tags = " ".join(f"#{t}" for t in run.tags)
         what = " · ".join(x for x in (run.kind, run.suite, run.source, run.model, run.mode) if x)
         table.add_row(

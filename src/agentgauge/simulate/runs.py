@@ -324,7 +324,7 @@ def run_simulation(
                 "conversations would not be those of the run; start a new run"
             )
         done = _done_ids(store, resume_id)
-        stored = len(store.done_keys(resume_id))
+        stored = store.count_done(resume_id)
     pending = [t for t in setup.trials if t.trace_id not in done]
     if resume_id is None and on_skip is not None:
         for error in setup.errors:
