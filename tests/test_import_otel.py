@@ -516,10 +516,15 @@ def test_broken_envelopes_and_values_never_crash_the_reader(tmp_path: Path) -> N
             mutated = {**span, key: bad, "traceId": f"m{n}-{bad!r}"}
             envelope = {"resourceSpans": [{"scopeSpans": [{"spans": [mutated]}]}]}
             lines.append(json.dumps(envelope))
+    for n, bad in enumerate((None, 1, "x", [], {}, True)):  # a scope's name that is no string
+        spans = [{**span, "traceId": f"scope{n}"}]
+        scope_spans = [{"scope": {"name": bad}, "spans": spans}]
+        lines.append(json.dumps({"resourceSpans": [{"scopeSpans": scope_spans}]}))
     path = tmp_path / "broken.json"
     path.write_text("\n".join(lines) + "\n")
     items = list(read_otel(path))
     assert all(isinstance(i, Trace | ReadError) for i in items)
+    assert {i.id for i in items if isinstance(i, Trace)} >= {f"scope{n}" for n in range(6)}
     errors = {i.line: i for i in items if isinstance(i, ReadError)}
     assert errors[1].field == "resourceSpans"
     assert errors[2].field == "resourceSpans[0].resource"

@@ -201,7 +201,8 @@ def spans_of(doc: Any, line: int) -> tuple[list[Span], list[BadField]]:
         scope_key = "scopeSpans" if "scopeSpans" in rs else "instrumentationLibrarySpans"
         for j, ss in objects(rs.get(scope_key), f"{where_rs}.{scope_key}", errors):
             scope_info = ss.get("scope") or ss.get("instrumentationLibrary")
-            scope = scope_info.get("name") if isinstance(scope_info, dict) else None
+            name = scope_info.get("name") if isinstance(scope_info, dict) else None
+            scope = name if isinstance(name, str) else None  # a scope's name is a string
             where_ss = f"{where_rs}.{scope_key}[{j}].spans"
             for k, raw in objects(ss.get("spans"), where_ss, errors):
                 take(raw, f"{where_ss}[{k}]", resource, scope)
