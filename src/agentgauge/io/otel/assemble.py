@@ -16,21 +16,11 @@ from typing import Any
 
 from agentgauge.io.otel.merge import assistant_text, merge_layers, span_depths
 from agentgauge.io.otel.observation import OPERATION_KINDS, Kind, Observation
+from agentgauge.io.otel.toolcalls import handoff_target, normalised, resolve_arguments
 from agentgauge.io.otel.wire.span import to_datetime
 from agentgauge.model import MessageType, Step, StepKind, Task, ToolCall, ToolSpec, Trace, Usage
 
 __all__ = ["build_trace"]
-
-
-def _normalised(name: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
-
-
-def _transfer_target(tool_name: str) -> str | None:
-    """``transfer_to_billing_agent`` -> ``billing_agent`` (the handoff tool convention)."""
-    if tool_name.startswith("transfer_to_") and len(tool_name) > len("transfer_to_"):
-        return _normalised(tool_name[len("transfer_to_") :])
-    return None
 
 
 @dataclass
@@ -53,6 +43,7 @@ class _Group:
     duplicates: int = 0
     merged: int = 0
     ops: dict[str, str | None] = field(default_factory=dict)
+    tools: dict[str, ToolSpec] = field(default_factory=dict)
     _depth: dict[str, int] = field(default_factory=dict)
     _agent_parent: dict[str, Observation | None] = field(default_factory=dict)
 
@@ -64,12 +55,18 @@ class _Group:
                 self.by_id[obs.span.span_id] = obs
                 self.ops[obs.span.span_id] = obs.operation
         self.merged = merge_layers(self.by_id, self.ops)
+        for span_id, obs in self.by_id.items():
+            if self.kind(obs) is Kind.model_call and not obs.responded:
+                self.ops[span_id] = None  # it prepared a call (no answer, no usage): no call
         self._depth = span_depths(self.by_id, self.by_id)
         self._not_agents()
         self.order = sorted(
             self.by_id.values(),
             key=lambda o: (o.span.start_ns or 0, self.depth(o), o.span.line),
         )
+        for obs in self.order:
+            for spec in obs.tool_specs:
+                self.tools.setdefault(spec.name, spec)
 
     def kind(self, obs: Observation) -> Kind | None:
         return OPERATION_KINDS.get(self.ops[obs.span.span_id] or "")
@@ -84,12 +81,12 @@ class _Group:
                 children.setdefault(obs.span.parent_id, []).append(obs)
         wrappers = []
         for obs in self.by_id.values():
-            if self.ops[obs.span.span_id] != "invoke_agent":
+            if self.kind(obs) is not Kind.agent:
                 continue
             below = self._agents_below(obs, children)
             orchestrates = below and obs.agent_name is None
             wraps = any(
-                _normalised(a.agent) == _normalised(obs.agent)
+                normalised(a.agent) == normalised(obs.agent)
                 and (a.span.scope, a.span.resource.get("service.name"))
                 != (obs.span.scope, obs.span.resource.get("service.name"))
                 for a in below
@@ -197,8 +194,19 @@ class _StepBuilder:
         self._open_calls: dict[str, tuple[str | None, str]] = {}  # call id -> (agent, step id)
         self._last_in_scope: dict[str | None, str] = {}  # enclosing agent span id -> last agent
         self._transferred: tuple[str | None, str] | None = None
-        # the calls each agent's model asked for, to give tool spans without an id theirs
+        # the calls each agent's last model call asked for, every call asked for and not yet
+        # answered, and every call by its id: a tool span's missing id and arguments
         self._requested: dict[str | None, list[ToolCall]] = {}
+        self._unanswered: list[ToolCall] = []
+        self._by_id = {
+            c.id: c
+            for o in group.order
+            if group.kind(o) is Kind.model_call
+            for m in o.output_messages
+            for c in m.tool_calls
+            if c.id is not None
+        }
+        self._tools = group.tools
 
     def steps(self) -> list[Step]:
         """The group's steps ordered by start time; the span tree kept in ``id``/``parent_id``."""
@@ -243,7 +251,7 @@ class _StepBuilder:
                 duration_s=span.duration_s,
                 error=obs.error,
             )
-        else:
+        elif kind not in (Kind.wrapper, Kind.definition):
             self._unmapped[self._group.ops[span.span_id] or span.name] += 1
 
     def _handoff_to(self, obs: Observation, agent: str | None, common: dict[str, Any]) -> None:
@@ -264,7 +272,7 @@ class _StepBuilder:
         self._last_in_scope[scope] = name
         if giver is None or giver == name:
             return
-        if self._transferred == (giver, _normalised(name)):
+        if self._transferred == (giver, normalised(name)):
             self._transferred = None  # the transfer tool already recorded this handoff
             return
         # what the receiving agent was asked: its own input, else its first model call's
@@ -290,7 +298,10 @@ class _StepBuilder:
         recipient: str,
         content: str | None = None,
     ) -> None:
-        """Add a handoff step from ``common["agent"]`` to ``recipient`` at the span's start."""
+        """Add a handoff step from ``common["agent"]`` to ``recipient`` at the span's start;
+        none when either agent is unknown (a handoff passes control between two agents)."""
+        if not common.get("agent") or not recipient:
+            return
         self._add(
             obs,
             obs.span.start_ns,
@@ -308,16 +319,17 @@ class _StepBuilder:
         giver = obs.handoff_source or agent
         recipient = obs.handoff_target or ""
         self._handoff(obs, {**common, "agent": giver}, obs.span.span_id, recipient)
-        self._transferred = (giver, _normalised(recipient))
+        self._transferred = (giver, normalised(recipient))
 
     def _tool_steps(self, obs: Observation, agent: str | None, common: dict[str, Any]) -> None:
-        """A tool observation: its call and its result or error; a transfer tool
-        (``transfer_to_X``) is a handoff, not a call of a tool."""
-        if _transfer_target(obs.tool) is not None:
-            self._transfer_handoff(obs, obs.tool, agent, common)
+        """A tool observation: its call and its result or error; a coordination tool
+        (``transfer_to_X``, ``transfer_to_agent``, ...) is a handoff, not a call of a tool."""
+        call = self._tool_call(obs, agent)
+        coordination, target = handoff_target(call.name, call.arguments)
+        if coordination:
+            self._transfer_handoff(obs, target, agent, common)
             return
         span = obs.span
-        call = self._tool_call(obs, agent)
         self._add(
             obs,
             span.start_ns,
@@ -340,47 +352,68 @@ class _StepBuilder:
             )
 
     def _tool_call(self, obs: Observation, agent: str | None) -> ToolCall:
-        """The call a tool observation made; arguments that are not a JSON object go in the
-        notes. Without a call id it takes the id of the call its agent's model asked for with
-        the same name (and arguments, when several match)."""
-        arguments, raw_arguments = obs.arguments, obs.raw_arguments
-        if raw_arguments is not None:
-            self._notes.setdefault("unparsed_tool_arguments", []).append(
-                {"span_id": obs.span.span_id, "value": raw_arguments}
-            )
+        """The call a tool observation made (see :mod:`agentgauge.io.otel.toolcalls`).
+
+        Its id is the span's, else the id of the call the model asked for with the same name
+        (of its agent's model first, and with the same arguments when several match); its
+        arguments the span's, else that call's. Arguments no rule could read go in the
+        notes."""
         name = obs.tool
+        recorded = obs.recorded_arguments
         call_id = obs.tool_call_id
-        requested = self._requested.get(agent, [])
-        same_name = [c for c in requested if c.name == name]
-        match = next((c for c in same_name if c.arguments == arguments), None)
-        match = match or (same_name[0] if same_name else None)
-        if call_id is not None:
-            match = next((c for c in requested if c.id == call_id), None)
-        if match is not None:
-            requested.remove(match)
-            call_id = call_id if call_id is not None else match.id
+        match = self._take_request(call_id, name, recorded, agent)
+        if call_id is None and match is not None:
+            call_id = match.id
+        arguments, unread = resolve_arguments(recorded, self._tools.get(name), match)
+        if unread is not None:
+            self._notes.setdefault("unparsed_tool_arguments", []).append(
+                {"span_id": obs.span.span_id, "value": unread}
+            )
         return ToolCall(id=call_id, name=name, arguments=arguments)
 
+    def _take_request(
+        self, call_id: str | None, name: str, recorded: Any, agent: str | None
+    ) -> ToolCall | None:
+        """The model's call that a tool execution answers, taken out of the open requests:
+        by id; else by name among the requests of the agent's last model call (the one
+        with the same arguments first), else among all requests not yet answered."""
+        if call_id is not None:
+            match = self._by_id.get(call_id)
+        else:
+            own = [c for c in self._requested.get(agent, []) if c.name == name]
+            anyone = [c for c in self._unanswered if c.name == name]
+            candidates = own or anyone
+            match = next((c for c in candidates if c.arguments == recorded), None)
+            match = match or (candidates[0] if candidates else None)
+        if match is not None:
+            for pool in (self._requested.get(agent, []), self._unanswered):
+                if match in pool:
+                    pool.remove(match)
+        return match
+
     def _transfer_handoff(
-        self, obs: Observation, tool: str, agent: str | None, common: dict[str, Any]
+        self, obs: Observation, target: str | None, agent: str | None, common: dict[str, Any]
     ) -> None:
-        """The handoff a ``transfer_to_X`` tool makes, unless an agent span below it records
-        the handoff itself."""
-        target = _transfer_target(tool)
-        if target is None or self._group.has_agent_below(obs):
+        """The handoff a coordination tool makes, to the agent it names (else the next agent
+        that runs), unless an agent span below it records the handoff itself."""
+        if self._group.has_agent_below(obs):
             return
         start = obs.span.start_ns or 0
-        later = (
+        later = [
             o
             for o in self._group.order
-            if self._group.is_agent(o)
-            and (o.span.start_ns or 0) >= start
-            and _normalised(o.agent) == target
-        )
-        recipient = next((o.agent for o in later), target)
+            if self._group.is_agent(o) and (o.span.start_ns or 0) >= start and o.agent != agent
+        ]
+        if target is not None:
+            named = [o for o in later if normalised(o.agent) == normalised(target)]
+            recipient = named[0].agent if named else target
+        elif later:
+            recipient = later[0].agent
+        else:
+            return
         step_id = f"{obs.span.span_id}:handoff"
         self._handoff(obs, {**common, "parent_id": obs.span.span_id}, step_id, recipient)
-        self._transferred = (agent, _normalised(recipient))
+        self._transferred = (agent, normalised(recipient))
 
     def _llm_steps(self, obs: Observation, agent: str | None, common: dict[str, Any]) -> None:
         """A model call: its step with usage, and the tool calls its messages carry."""
@@ -399,6 +432,7 @@ class _StepBuilder:
         )
         requested = [c for m in outputs for c in m.tool_calls]
         self._requested[agent] = [c for c in requested if c.id is not None]
+        self._unanswered += requested
         if self._calls_from_messages:
             self._message_tool_steps(obs, requested, agent, common)
         elif requested:
@@ -449,13 +483,31 @@ def _root(group: _Group) -> tuple[Observation, list[Observation]]:
     return (parentless or group.order)[0], top_agents
 
 
+def _agent_of_run(group: _Group, top_agents: list[Observation]) -> str | None:
+    """The name the run goes by: a named workflow (team, graph) around it, else its first
+    top-level agent's."""
+    for obs in group.order:
+        if group.parent(obs) is None and group.kind(obs) is Kind.wrapper and obs.agent_name:
+            return obs.agent_name
+    return top_agents[0].agent if top_agents else None
+
+
+_REPR = re.compile(r"^[A-Za-z_][\w.]*\((.*\w=|.*<.* at 0x)|^<[\w.]+ object at 0x", re.S)
+
+
+def _is_repr(text: str) -> bool:
+    """Whether a text is a language's rendering of an object (``StopEvent(result=...)``,
+    ``<Context object at 0x...>``) rather than something said to the user."""
+    return bool(_REPR.match(text.strip()))
+
+
 def _output(root: Observation, top_agents: list[Observation], steps: list[Step]) -> Any:
     """The last top-level agent's own output (the last turn's, in a conversation), else the
     root's, else the last assistant text of a top-level agent's model calls, else of any
-    model call."""
+    model call; never an object's repr."""
     for obs in [*reversed(top_agents), root]:
         own = assistant_text(obs.output_messages)
-        if own is not None:
+        if own is not None and not _is_repr(own):
             return own
     top_names = {o.agent for o in top_agents}
     for candidates in (
@@ -503,10 +555,6 @@ def build_trace(
         (m.text for o in group.order for m in o.input_messages if m.role == "user" and m.text),
         None,
     )
-    tools: dict[str, ToolSpec] = {}
-    for obs in group.order:
-        for spec in obs.tool_specs:
-            tools.setdefault(spec.name, spec)
     task_id = next(
         (
             str(o.span.attributes[key])
@@ -555,10 +603,10 @@ def build_trace(
     metadata.update(notes)
     return Trace(
         id=trace_id,
-        task=Task(id=task_id, input=first_input, tools=list(tools.values())),
+        task=Task(id=task_id, input=first_input, tools=list(group.tools.values())),
         output=_output(root, top_agents, steps),
         steps=steps,
-        agent=top_agents[0].agent if top_agents else None,
+        agent=_agent_of_run(group, top_agents),
         params=_params(group),
         started_at=to_datetime(min(starts)) if starts else None,
         ended_at=to_datetime(max(ends)) if ends else None,

@@ -26,6 +26,8 @@ class Kind(StrEnum):
     agent = "agent"
     handoff = "handoff"
     plan = "plan"
+    wrapper = "wrapper"
+    definition = "definition"
 
 
 OPERATION_KINDS: dict[str, Kind] = {
@@ -34,12 +36,16 @@ OPERATION_KINDS: dict[str, Kind] = {
     "generate_content": Kind.model_call,
     "execute_tool": Kind.tool,
     "invoke_agent": Kind.agent,
-    "invoke_workflow": Kind.agent,
     "handoff": Kind.handoff,
     "plan": Kind.plan,
+    "invoke_workflow": Kind.wrapper,
+    "wrapper": Kind.wrapper,
+    "create_agent": Kind.definition,
 }
-"""The GenAI operation names (the conventions' common vocabulary) that make steps; any other
-operation (``embeddings``, ``retrieval``, ``chain``, ...) makes none."""
+"""The GenAI operation names (the conventions' common vocabulary) and the kinds they are:
+model calls, tool executions, agent runs, handoffs and plans make steps; a wrapper (a
+workflow, a team, a graph around agents) and an agent's definition make none; any other
+operation (``embeddings``, ``retrieval``, ``chain``, ...) makes none either."""
 
 
 @dataclass
@@ -124,6 +130,11 @@ class Observation:
         return str(value) if value is not None else None
 
     @property
+    def recorded_arguments(self) -> Any:
+        """The tool call's arguments as recorded: a JSON object, a bare value, or None."""
+        return self._get("arguments")
+
+    @property
     def arguments(self) -> dict[str, Any]:
         """The tool call's arguments; ``{}`` when none were recorded as a JSON object."""
         value = self._get("arguments")
@@ -202,6 +213,26 @@ class Observation:
         """The conversation (session, thread) the span belongs to."""
         value = self._get("conversation_id")
         return str(value) if value is not None else None
+
+    @property
+    def run_id(self) -> str | None:
+        """The run (a team's, a group chat's, a workflow's execution) the span belongs to, when
+        a framework records one run over several traces."""
+        value = self._get("run_id")
+        return str(value) if value is not None else None
+
+    @property
+    def responded(self) -> bool:
+        """Whether a model answered: the span records an answer, usage, a response id, a
+        finish reason or response model, or an error. A model-call span without any of it
+        prepared a call rather than made one."""
+        return bool(
+            self.output_messages
+            or self.usage is not None
+            or self.response_id is not None
+            or self.error is not None
+            or self._get("responded")
+        )
 
     @property
     def handoff_source(self) -> str | None:

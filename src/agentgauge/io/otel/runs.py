@@ -1,10 +1,14 @@
 """Which traces make one run.
 
-A trace with a span around its model calls is a run of its own. Bare model calls (an app that
-opens no span of its own: one trace per call) are joined by their conversation id until the
-end of the file, else by message continuity: a call whose input answers tool calls an earlier
-call asked for continues that call's run, which is complete once its last call asks for no
-tool. With ``by_conversation``, every trace with a conversation id joins its conversation.
+A trace with a span around its model calls is a run of its own. Traces whose spans name the
+run they belong to (a framework that records one run as a trace per message, see
+:attr:`~agentgauge.io.otel.observation.Observation.run_id`) are joined by that id until the
+end of the file. Bare model calls (an app that opens no span of its own: one trace per call)
+are joined by their conversation id until the end of the file, else by message continuity: a
+call whose input answers tool calls an earlier call asked for continues that call's run, which
+is complete once its last call asks for no tool. With ``by_conversation``, every trace with a
+conversation id joins its conversation. A trace that only defines agents (``create_agent``)
+is no run.
 """
 
 from __future__ import annotations
@@ -63,6 +67,12 @@ class Runs:
             observations: its observations.
             notes: its counts for the metadata.
         """
+        if all(o.kind is Kind.definition for o in observations):
+            return  # agents defined, none run: the runs that use them say what they did
+        run_id = next((o.run_id for o in observations if o.run_id), None)
+        if run_id is not None:
+            self._join(("run", run_id), trace_id, observations, notes)
+            return
         bare = _is_bare(observations)
         conversation = _conversation_of(observations) if self._by_conversation or bare else None
         if conversation is not None:
@@ -96,7 +106,7 @@ class Runs:
     ) -> _Run:
         run = self._held.get(key)
         if run is None:
-            group_id = key[1] if key[0] == "conversation" else trace_id
+            group_id = key[1] if key[0] in ("conversation", "run") else trace_id
             run = self._held[key] = _Run(group_id, [], {})
         run.observations += observations
         for note, n in notes.items():

@@ -123,6 +123,17 @@ class Convention:
         """The conversation, session or thread the span belongs to."""
         return None
 
+    def run_id(self, span: Span) -> str | None:
+        """The run (a team's, a group chat's, a workflow's execution) the span belongs to,
+        for a framework that records one run over several traces: traces with the same run
+        id make one Trace."""
+        return None
+
+    def responded(self, span: Span) -> bool | None:
+        """True when the span records what only a model's response gives (a finish reason,
+        the response's model), beside the answer, usage and response id that tell it too."""
+        return None
+
     def handoff_source(self, span: Span) -> str | None:
         """For a handoff span: the agent handing off."""
         return None

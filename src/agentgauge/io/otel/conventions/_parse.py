@@ -64,93 +64,171 @@ def unflatten(attrs: dict[str, Any], prefix: str) -> list[Any]:
     return out if isinstance(out, list) else []
 
 
+_TEXT_TYPES = frozenset({"text", "output_text", "input_text"})
+
+
+def _call(call_id: Any, name: Any, arguments: Any) -> ToolCall | None:
+    if not isinstance(name, str):
+        return None
+    arguments = maybe_json(arguments)
+    return ToolCall(
+        id=str(call_id) if call_id is not None else None,
+        name=name,
+        arguments=arguments if isinstance(arguments, dict) else {},
+    )
+
+
+def _block(block: Any) -> tuple[str | None, ToolCall | None, tuple[str, Any] | None]:
+    """One content block (a part) of a message: its text, the call it asks for, or the tool
+    result it carries, in any of the shapes instrumentations record.
+
+    Text: a string, GenAI ``{type: text, content}``, OpenAI ``{type: text, text}``, Responses
+    ``output_text``/``input_text``, Gemini and Bedrock ``{text}``, OpenInference
+    ``{message_content: {...}}``. Calls: GenAI ``tool_call``, Anthropic ``tool_use``, Responses
+    ``function_call``, Gemini ``function_call``, Bedrock ``toolUse``. Results: GenAI
+    ``tool_call_response``, Anthropic ``tool_result``, Responses ``function_call_output``,
+    Gemini ``function_response``, Bedrock ``toolResult``.
+    """
+    if isinstance(block, str):
+        return block, None, None
+    if not isinstance(block, dict):
+        return None, None, None
+    block = block.get("message_content", block)
+    if not isinstance(block, dict):
+        return None, None, None
+    kind = block.get("type")
+    if isinstance(block.get("function_call"), dict):
+        fn = block["function_call"]
+        return None, _call(fn.get("id"), fn.get("name"), fn.get("args")), None
+    if isinstance(block.get("toolUse"), dict):
+        use = block["toolUse"]
+        return None, _call(use.get("toolUseId"), use.get("name"), use.get("input")), None
+    if isinstance(block.get("function_response"), dict):
+        fn = block["function_response"]
+        return None, None, (str(fn.get("id")), maybe_json(fn.get("response")))
+    if isinstance(block.get("toolResult"), dict):
+        res = block["toolResult"]
+        return None, None, (str(res.get("toolUseId")), maybe_json(res.get("content")))
+    if kind == "tool_call":
+        return None, _call(block.get("id"), block.get("name"), block.get("arguments")), None
+    if kind == "tool_use":
+        return None, _call(block.get("id"), block.get("name"), block.get("input")), None
+    if kind == "function_call":
+        call_id = block.get("call_id", block.get("id"))
+        return None, _call(call_id, block.get("name"), block.get("arguments")), None
+    if kind == "tool_call_response":
+        result = block.get("response", block.get("result"))
+        return None, None, (str(block.get("id")), maybe_json(result))
+    if kind == "tool_result":
+        return None, None, (str(block.get("tool_use_id")), maybe_json(block.get("content")))
+    if kind == "function_call_output":
+        return None, None, (str(block.get("call_id")), maybe_json(block.get("output")))
+    if kind is None or kind in _TEXT_TYPES:
+        value = block.get("content", block.get("text"))
+        if isinstance(value, str):
+            return value, None, None
+    return None, None, None
+
+
 def text_of(content: Any) -> str | None:
-    """The text of a message content: a string, or the text parts of a list of parts."""
+    """The text of a message content: a string, or the text blocks of a list of blocks.
+
+    Args:
+        content: the content as recorded.
+    """
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        texts = []
-        for part in content:
-            if isinstance(part, str):
-                texts.append(part)
-            elif isinstance(part, dict):
-                part = part.get("message_content", part)
-                if isinstance(part, dict) and part.get("type", "text") == "text":
-                    value = part.get("content", part.get("text"))
-                    if isinstance(value, str):
-                        texts.append(value)
+        texts = [text for text, _, _ in map(_block, content) if text is not None]
         return "\n".join(texts) if texts else None
     return None
 
 
 def tool_call(raw: Any) -> ToolCall | None:
     """A requested call: a ``tool_call`` part, OpenAI ``{id, function}``, OpenInference
-    ``{tool_call: {...}}`` or OpenLLMetry ``{id, name, arguments}``."""
+    ``{tool_call: {...}}`` or OpenLLMetry ``{id, name, arguments}``.
+
+    Args:
+        raw: the call as recorded.
+    """
     if not isinstance(raw, dict):
         return None
     raw = raw.get("tool_call", raw)
     fn = raw.get("function", raw) if isinstance(raw, dict) else None
-    if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
+    if not isinstance(fn, dict):
         return None
-    arguments = maybe_json(fn.get("arguments"))
-    call_id = raw.get("id")
-    return ToolCall(
-        id=str(call_id) if call_id is not None else None,
-        name=fn["name"],
-        arguments=arguments if isinstance(arguments, dict) else {},
-    )
-
-
-def _gemini_call(raw: dict[str, Any]) -> ToolCall | None:
-    return tool_call({"id": raw.get("id"), "name": raw.get("name"), "arguments": raw.get("args")})
+    return _call(raw.get("id"), fn.get("name"), fn.get("arguments"))
 
 
 def message(raw: Any, default_role: str) -> Message | None:
-    """A message in the parts-based schema, OpenAI style, OpenInference or a choice body."""
+    """A message in the parts-based schema, OpenAI style (chat or Responses items),
+    OpenInference, Gemini, Bedrock or Anthropic content blocks, or a choice body.
+
+    Args:
+        raw: the message as recorded.
+        default_role: its role when it names none.
+    """
     if isinstance(raw, str):
         return Message(default_role, raw)
     if not isinstance(raw, dict):
         return None
-    if isinstance(raw.get("message"), dict):
+    inner = raw.get("message")
+    if isinstance(inner, dict):
         # a gen_ai.choice body or an OpenInference "message.*" group
-        raw = {**raw["message"], "role": raw["message"].get("role", default_role)}
+        raw = {**inner, "role": inner.get("role", default_role)}
+    elif isinstance(inner, str | list):
+        raw = {**raw, "content": maybe_json(inner)}  # a choice whose message is its content
     role = str(raw.get("role") or default_role)
-    if isinstance(raw.get("parts"), list):
-        # GenAI parts are typed; Gemini / ADK parts are keyed (function_call, function_response)
-        parts = [p for p in raw["parts"] if isinstance(p, dict)]
-        calls = [
-            tool_call(p) if p.get("type") == "tool_call" else _gemini_call(p["function_call"])
-            for p in parts
-            if p.get("type") == "tool_call" or isinstance(p.get("function_call"), dict)
-        ]
-        responses = [
-            (str(p.get("id")), maybe_json(p.get("response", p.get("result"))))
-            for p in (
-                p.get("function_response", p)
-                for p in parts
-                if p.get("type") == "tool_call_response"
-                or isinstance(p.get("function_response"), dict)
-            )
-        ]
-        return Message(role, text_of(parts), [c for c in calls if c], responses)
+    if raw.get("type") in ("function_call", "function_call_output"):
+        blocks: list[Any] = [raw]  # a Responses item that is a call or its output
+    else:
+        content = raw.get("parts") if isinstance(raw.get("parts"), list) else raw.get("content")
+        if not isinstance(content, list) and raw.get("contents") is not None:
+            content = raw.get("contents")
+        blocks = content if isinstance(content, list) else [content] if content else []
+    texts, calls, responses = [], [], []
+    for text, call, response in map(_block, blocks):
+        if text is not None:
+            texts.append(text)
+        if call is not None:
+            calls.append(call)
+        if response is not None:
+            responses.append(response)
     raw_calls = raw.get("tool_calls")
-    calls = [tool_call(c) for c in raw_calls] if isinstance(raw_calls, list) else []
-    text = text_of(raw.get("content"))
-    if text is None:
-        text = text_of(raw.get("contents"))
-    responses = []
+    if isinstance(raw_calls, list):
+        calls += [c for c in map(tool_call, raw_calls) if c is not None]
+    text = "\n".join(texts) if texts else None
     # OpenAI messages name the call in ``tool_call_id``; the ``gen_ai.tool.message`` event of
     # the 1.30 conventions names it in ``id``
     _, call_id = first(raw, "tool_call_id", "id")
-    if role == "tool" and call_id is not None:
+    if role == "tool" and call_id is not None and not responses:
         responses.append((str(call_id), maybe_json(raw.get("content"))))
         text = None  # a tool's reply is not a message of the conversation's speakers
-    return Message(role, text, [c for c in calls if c], responses)
+    return Message(role, text, calls, responses)
+
+
+def _items(value: Any) -> list[Any]:
+    """The messages of a recorded value: a list, one message, or a response object (a chat
+    completion's ``choices``, Gemini's ``candidates``, a Responses object's ``output``)."""
+    if isinstance(value, list):
+        return value
+    if isinstance(value, dict):
+        for key, inner in (("choices", "message"), ("candidates", "content")):
+            if isinstance(value.get(key), list):
+                return [c.get(inner, c) if isinstance(c, dict) else c for c in value[key]]
+        if isinstance(value.get("output"), list) and "role" not in value:
+            return list(value["output"])
+    return [value]
 
 
 def messages(value: Any, default_role: str) -> list[Message]:
-    value = maybe_json(value)
-    items = value if isinstance(value, list) else [value]
+    """Every message of a recorded value (see :func:`message`).
+
+    Args:
+        value: a message, a list of them, a response object, or their JSON text.
+        default_role: the role of a message that names none.
+    """
+    items = _items(maybe_json(value))
     return [m for m in (message(maybe_json(v), default_role) for v in items) if m]
 
 

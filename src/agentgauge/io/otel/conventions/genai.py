@@ -86,6 +86,10 @@ class GenAI(Convention):
     def conversation_id(self, span: Span) -> str | None:
         return text(span, "gen_ai.conversation.id", "session.id", "thread.id")
 
+    def responded(self, span: Span) -> bool | None:
+        attrs = span.attributes
+        return "gen_ai.response.finish_reasons" in attrs or "gen_ai.response.model" in attrs
+
 
 _SPAN_NAME_OPERATIONS = frozenset(
     {

@@ -77,9 +77,7 @@ class OpenInference(Convention):
         value = maybe_json(attrs.get("tool_call.function.arguments"))
         if value is not None:
             return value
-        value = maybe_json(attrs.get("tool.parameters"))
-        if value is not None and not is_json_schema(value):
-            return value  # the tool's schema may be there, not the call's values
+        # tool.parameters is the tool's schema, never the call's values
         return maybe_json(attrs.get("input.value"))
 
     def result(self, span: Span) -> Any:
@@ -120,6 +118,13 @@ class OpenInference(Convention):
             if isinstance(t, dict)
         ]
         schema = maybe_json(attrs.get("tool.parameters"))
+        if (
+            isinstance(schema, dict)
+            and schema
+            and not is_json_schema(schema)
+            and all(isinstance(p, dict) and "type" in p for p in schema.values())
+        ):
+            schema = {"type": "object", "properties": schema}  # smolagents: the properties
         if isinstance(attrs.get("tool.name"), str) and is_json_schema(schema):
             description = attrs.get("tool.description")
             definitions.append(
@@ -136,6 +141,9 @@ class OpenInference(Convention):
 
     def conversation_id(self, span: Span) -> str | None:
         return text(span, "session.id")
+
+    def responded(self, span: Span) -> bool | None:
+        return "llm.finish_reason" in span.attributes
 
     def handoff_source(self, span: Span) -> str | None:
         return plain_value(span.attributes, "input.value")
