@@ -146,3 +146,75 @@ def test_a_truncated_pretty_printed_request_is_an_error_at_its_line(tmp_path: Pa
     assert isinstance(error, ReadError)
     assert error.line == len(text[: len(text) // 2].rstrip().splitlines())
     assert "the document that starts on line 1 ends early" in error.message
+
+
+FRAMEWORKS = Path(__file__).parent / "fixtures" / "frameworks"
+
+
+def test_the_report_says_per_trace_what_is_missing_and_strict_exits_1(tmp_path: Path) -> None:
+    # ADK's "(merged tools)" span is read as a tool call with no arguments and no schema; the
+    # strands run is whole
+    out = tmp_path / "out.jsonl"
+    gappy = str(FRAMEWORKS / "adk_transfer" / "spans.jsonl")
+    whole = str(FRAMEWORKS / "strands_default" / "spans.jsonl")
+    result = runner.invoke(app, ["import", gappy, "--out", str(out), "--strict"])
+    assert result.exit_code == 1, result.output
+    assert "trace d4315c326425e91529732bc4dde9d8d3: tool calls without arguments (1)" in (
+        result.output
+    )
+    assert "1 of 1 traces lack something: tool calls without arguments in 1" in result.output
+    assert "wrote 1 traces" in result.output  # written all the same
+    assert runner.invoke(app, ["import", gappy, "--out", str(out)]).exit_code == 0
+    result = runner.invoke(app, ["import", whole, "--out", str(out), "--strict"])
+    assert result.exit_code == 0, result.output
+    assert "lack something" not in result.output
+
+
+def test_strict_exits_1_on_a_record_that_could_not_be_read(tmp_path: Path) -> None:
+    lines = (FIXTURES / "openai_v2.jsonl").read_text().splitlines()
+    source = tmp_path / "spans.jsonl"
+    source.write_text("\n".join([*lines, "{not json"]) + "\n")
+    out = tmp_path / "out.jsonl"
+    assert runner.invoke(app, ["import", str(source), "--out", str(out)]).exit_code == 0
+    assert runner.invoke(app, ["import", str(source), "--out", str(out), "--strict"]).exit_code == 1
+
+
+def test_a_trace_that_recovered_nothing_is_reported_and_scores_nothing(tmp_path: Path) -> None:
+    # spans no convention knows (an HTTP server's): a trace with no steps and no output
+    span = {
+        "traceId": "ab" * 16,
+        "spanId": "cd" * 8,
+        "name": "POST /ask",
+        "startTimeUnixNano": "1000000000",
+        "endTimeUnixNano": "2000000000",
+        "attributes": [{"key": "http.route", "value": {"stringValue": "/ask"}}],
+    }
+    source = tmp_path / "spans.jsonl"
+    source.write_text(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]}))
+    [trace] = [t for t in read_otel(source) if isinstance(t, Trace)]
+    assert trace.metadata["missing"] == {"output": 1, "model_call": 1}
+    results = tmp_path / "results.json"
+    evaluated = runner.invoke(
+        app,
+        [
+            "evaluate",
+            str(source),
+            "--format",
+            "otel",
+            "--suite",
+            "behavior",
+            "--db",
+            str(tmp_path / "runs.db"),
+            "--jobs",
+            "1",
+            "--no-progress",
+            "--json",
+            str(results),
+        ],
+    )
+    assert evaluated.exit_code == 0, evaluated.output
+    [sample] = json.loads(results.read_text())["samples"]
+    assert sample["composite"] is None and sample["recommendation"] is None
+    assert sample["coverage"] == 0
+    assert set(sample["metrics"].values()) == {None}
+    assert "accept" not in evaluated.output

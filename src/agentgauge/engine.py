@@ -196,8 +196,37 @@ def score_traces(
         metrics: the suite's metrics already built (to reuse loaded models); built if None.
     """
     built = list(metrics) if metrics is not None else suite.build_metrics()
+    empty = [_nothing_to_score(t) for t in traces]
     with _collector_paused():
-        return _score_traces(traces, suite, built)
+        scored = iter(
+            _score_traces([t for t, e in zip(traces, empty, strict=True) if not e], suite, built)
+        )
+    return [
+        _unscored(trace, built) if nothing else next(scored)
+        for trace, nothing in zip(traces, empty, strict=True)
+    ]
+
+
+NOTHING_TO_SCORE = "nothing to score: the trace has no steps and no output"
+
+
+def _nothing_to_score(trace: Trace) -> bool:
+    """Whether a trace records nothing an agent did (an import that recovered nothing): no
+    metric can say anything true about it, least of all that it went well."""
+    return not trace.steps and trace.output is None
+
+
+def _unscored(trace: Trace, built: Sequence[Metric]) -> SampleScore:
+    """The sample of a trace with nothing to score: every metric None with the reason, no
+    composite, coverage 0, no verdict; no metric (and no judge) runs on it."""
+    names = [m.name for m in built]
+    return SampleScore(
+        trace.id,
+        trace.task.id,
+        values=dict.fromkeys(names),
+        reasons=dict.fromkeys(names, NOTHING_TO_SCORE),
+        usage=trace_usage(trace).as_dict(),
+    )
 
 
 _Verdicts = dict[tuple[float | None, ...], tuple[float | None, float, str | None, str | None]]

@@ -49,6 +49,8 @@ def _print_report(report: ImportReport) -> None:
     console.print(table)
     for line in report.skipped_lines():
         console.print(line, highlight=False)
+    for line in report.missing_lines():
+        console.print(line, style="yellow", highlight=False, markup=False)
 
 
 def _print_error(error: ReadError) -> None:
@@ -79,12 +81,19 @@ def import_traces(
         list[Path] | None, typer.Option(help="otel: OTLP logs exports in other files.")
     ] = None,
     overwrite: OverwriteOption = False,
+    strict: Annotated[
+        bool,
+        typer.Option(
+            help="Exit with status 1 when a record could not be read or a trace lacks "
+            "something (tool arguments, output, a model call, spans of an unknown kind)."
+        ),
+    ] = False,
 ) -> None:
     """Convert other tools' traces to native JSONL.
 
     Reads OpenTelemetry GenAI and OpenInference spans (OTLP JSON or protobuf, Jaeger, Tempo),
-    the OpenAI Agents SDK's and LangSmith's exports, and OpenAI-format chats; prints what it
-    read per format.
+    the OpenAI Agents SDK's, LangSmith's, Langfuse's and MLflow's exports, and OpenAI-format
+    chats; prints what it read per format and what each trace lacks.
     """
     from agentgauge.io.importers import IMPORTERS, convert
 
@@ -104,4 +113,7 @@ def import_traces(
     console.print(f"wrote {counts.traces} traces to {out}; {counts.errors} errors")
     if counts.traces == 0:
         err_console.print(f"[yellow]hint:[/] {report.no_trace_hint(list(IMPORTERS))}")
+        raise typer.Exit(1)
+    if strict and not report.complete:
+        err_console.print("--strict: the import is incomplete (see above)", style="red")
         raise typer.Exit(1)

@@ -531,6 +531,35 @@ def _params(group: _Group) -> dict[str, Any]:
     return {}
 
 
+def _missing(
+    group: _Group, steps: list[Step], output: Any, notes: dict[str, Any]
+) -> dict[str, int]:
+    """What the run's record lacks, for the import report (keys of
+    :data:`agentgauge.io.otel.report.MISSING`): tool calls without arguments (the tool takes
+    some, or its schema is unknown), arguments no rule could read, no output, no model call,
+    and spans no convention knows that recorded an answer, usage or a tool call."""
+    without_arguments = 0
+    for step in steps:
+        if step.kind is StepKind.tool_call and step.tool_call and not step.tool_call.arguments:
+            spec = group.tools.get(step.tool_call.name)
+            properties = spec.parameters.get("properties") if spec is not None else None
+            without_arguments += spec is None or bool(properties)
+    unknown = sum(
+        1
+        for o in group.order
+        if o.operation is None
+        and (o.output_messages or o.usage is not None or o.tool_call_id is not None)
+    )
+    missing = {
+        "tool_arguments": without_arguments,
+        "unread_arguments": len(notes.get("unparsed_tool_arguments", [])),
+        "output": int(output is None),
+        "model_call": int(not any(s.kind is StepKind.llm for s in steps)),
+        "unknown_spans": unknown,
+    }
+    return {key: n for key, n in missing.items() if n}
+
+
 def build_trace(
     observations: list[Observation], trace_id: str, task_id_attribute: str, notes: dict[str, Any]
 ) -> Trace:
@@ -601,10 +630,13 @@ def build_trace(
     if any(o.span.status_error for o in group.order):
         metadata["error_spans"] = sum(1 for o in group.order if o.span.status_error)
     metadata.update(notes)
+    output = _output(root, top_agents, steps)
+    if missing := _missing(group, steps, output, notes):
+        metadata["missing"] = missing
     return Trace(
         id=trace_id,
         task=Task(id=task_id, input=first_input, tools=list(group.tools.values())),
-        output=_output(root, top_agents, steps),
+        output=output,
         steps=steps,
         agent=_agent_of_run(group, top_agents),
         params=_params(group),

@@ -1,5 +1,6 @@
 """What an import read, per source format: traces, steps, tool calls, merged duplicate spans,
-skipped spans with the reason, and the records that could not be read.
+skipped spans with the reason, and the records that could not be read; and per trace, what
+its record lacks (``metadata["missing"]``, see :data:`MISSING`).
 
 The span importers name each Trace's format in ``metadata["source_format"]`` (``otlp-json``,
 ``sdk-json``, ``otlp-proto``, ``jaeger``, ``tempo``) and count what they merged or skipped;
@@ -17,7 +18,7 @@ from typing import Any
 from agentgauge.io.jsonl import ReadError
 from agentgauge.model import Trace
 
-__all__ = ["FORMAT_NAMES", "FormatTally", "ImportReport"]
+__all__ = ["FORMAT_NAMES", "MISSING", "FormatTally", "ImportReport"]
 
 FORMAT_NAMES = {
     "otlp-json": "OTLP/JSON (file-exporter lines, whole requests)",
@@ -41,6 +42,18 @@ _SPAN_FORMATS_OF = {
     "langsmith": ("langsmith",),
     "langfuse": ("langfuse",),
 }
+
+MISSING = {
+    "tool_arguments": "tool calls without arguments",
+    "unread_arguments": "tool arguments that could not be read",
+    "output": "no output",
+    "model_call": "no model call",
+    "unknown_spans": "spans of an unknown kind that recorded an answer, usage or a tool call",
+}
+"""What a trace's record may lack, by the key the span importers count it under in
+``metadata["missing"]``."""
+
+_SHOWN = 10  # traces listed one by one; the others are counted
 
 SKIP_REASONS = {
     "unmapped_spans": "no step for this kind of span",
@@ -81,6 +94,7 @@ class ImportReport:
         self.trace_format = trace_format
         self.formats: dict[str, FormatTally] = {}
         self.errors: Counter[str] = Counter()  # file -> records that could not be read
+        self.incomplete: list[tuple[str, dict[str, int]]] = []  # (trace id, what it lacks)
 
     def watch(
         self, read: Callable[[str | Path], Iterator[Trace | ReadError]]
@@ -116,6 +130,9 @@ class ImportReport:
         tally.steps += len(item.steps)
         tally.tool_calls += len(item.tool_calls)
         tally.merged += int(meta.get("merged_spans") or 0)
+        missing = meta.get("missing")
+        if isinstance(missing, dict) and missing:
+            self.incomplete.append((item.id, {str(k): int(v) for k, v in missing.items()}))
         for key, reason in SKIP_REASONS.items():
             counts = meta.get(key)
             if isinstance(counts, dict):
@@ -157,6 +174,31 @@ class ImportReport:
             f"skipped spans, {reason}: " + ", ".join(f"{kind} ({n})" for kind, n in kinds.items())
             for reason, kinds in by_reason.items()
         ]
+
+    @property
+    def complete(self) -> bool:
+        """Whether every record was read and no trace lacks anything."""
+        return not self.errors and not self.incomplete
+
+    def missing_lines(self) -> list[str]:
+        """One line per trace that lacks something (the first few), then the totals."""
+        if not self.incomplete:
+            return []
+        lines = [
+            f"trace {trace_id}: "
+            + ", ".join(f"{MISSING.get(key, key)} ({n})" for key, n in missing.items())
+            for trace_id, missing in self.incomplete[:_SHOWN]
+        ]
+        if len(self.incomplete) > _SHOWN:
+            lines.append(f"... and {len(self.incomplete) - _SHOWN} more traces")
+        totals: Counter[str] = Counter()
+        for _, missing in self.incomplete:
+            totals.update({key: 1 for key in missing})
+        lines.append(
+            f"{len(self.incomplete)} of {self.traces} traces lack something: "
+            + ", ".join(f"{MISSING.get(key, key)} in {n}" for key, n in totals.items())
+        )
+        return lines
 
     def no_trace_hint(self, other_formats: list[str]) -> str:
         """What to tell a user when no trace came out: the formats the files were read as and
