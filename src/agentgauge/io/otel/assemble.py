@@ -72,9 +72,10 @@ class _Group:
         return OPERATION_KINDS.get(self.ops[obs.span.span_id] or "")
 
     def _not_agents(self) -> None:
-        """Agent spans that only stand around agents are no agents: one that names no agent
-        above named agents (OpenInference's ``Agent workflow``), and the ``invoke_agent``
-        span of another service (a controller) around an agent of the same name."""
+        """Agent spans that only stand around agents are no agents: one that did nothing of
+        its own (no model call, tool or handoff outside the agents below it: a workflow, a
+        runner, OpenInference's ``Agent workflow``), and the ``invoke_agent`` span of another
+        service (a controller) around an agent of the same name."""
         children: dict[str, list[Observation]] = {}
         for obs in self.by_id.values():
             if obs.span.parent_id:
@@ -83,35 +84,38 @@ class _Group:
         for obs in self.by_id.values():
             if self.kind(obs) is not Kind.agent:
                 continue
-            below = self._agents_below(obs, children)
-            orchestrates = below and obs.agent_name is None
+            below, own_work = self._below(obs, children)
             wraps = any(
                 normalised(a.agent) == normalised(obs.agent)
                 and (a.span.scope, a.span.resource.get("service.name"))
                 != (obs.span.scope, obs.span.resource.get("service.name"))
                 for a in below
             )
-            if orchestrates or wraps:
+            if (below and not own_work) or wraps:
                 wrappers.append(obs)
         for obs in wrappers:
             self.ops[obs.span.span_id] = None
 
-    def _agents_below(
+    def _below(
         self, obs: Observation, children: dict[str, list[Observation]]
-    ) -> list[Observation]:
-        """The nearest agent observations below one (none of them below another)."""
+    ) -> tuple[list[Observation], bool]:
+        """The nearest agent observations below one (none of them below another), and
+        whether it did work of its own (a model call, tool or handoff not under them)."""
         found, todo = [], list(children.get(obs.span.span_id, []))
         seen = {obs.span.span_id}
+        own_work = False
         while todo:
             node = todo.pop()
             if node.span.span_id in seen:
                 continue  # a cycle in the parent links
             seen.add(node.span.span_id)
-            if self.kind(node) is Kind.agent:
+            kind = self.kind(node)
+            if kind is Kind.agent:
                 found.append(node)
-            else:
-                todo += children.get(node.span.span_id, [])
-        return found
+                continue
+            own_work = own_work or kind in (Kind.model_call, Kind.tool, Kind.handoff)
+            todo += children.get(node.span.span_id, [])
+        return found, own_work
 
     def parent(self, obs: Observation) -> Observation | None:
         parent_id = obs.span.parent_id
@@ -501,11 +505,12 @@ def _is_repr(text: str) -> bool:
     return bool(_REPR.match(text.strip()))
 
 
-def _output(root: Observation, top_agents: list[Observation], steps: list[Step]) -> Any:
+def _output(group: _Group, top_agents: list[Observation], steps: list[Step]) -> Any:
     """The last top-level agent's own output (the last turn's, in a conversation), else the
-    root's, else the last assistant text of a top-level agent's model calls, else of any
-    model call; never an object's repr."""
-    for obs in [*reversed(top_agents), root]:
+    run's roots', else the last assistant text of a top-level agent's model calls, else of
+    any model call; never an object's repr."""
+    roots = [o for o in group.order if group.parent(o) is None]
+    for obs in [*reversed(top_agents), *reversed(roots)]:
         own = assistant_text(obs.output_messages)
         if own is not None and not _is_repr(own):
             return own
@@ -537,7 +542,7 @@ def _missing(
     """What the run's record lacks, for the import report (keys of
     :data:`agentgauge.io.otel.report.MISSING`): tool calls without arguments (the tool takes
     some, or its schema is unknown), arguments no rule could read, no output, no model call,
-    and spans no convention knows that recorded an answer, usage or a tool call."""
+    and spans no convention knows that recorded a model's usage or response or a tool call."""
     without_arguments = 0
     for step in steps:
         if step.kind is StepKind.tool_call and step.tool_call and not step.tool_call.arguments:
@@ -548,7 +553,7 @@ def _missing(
         1
         for o in group.order
         if o.operation is None
-        and (o.output_messages or o.usage is not None or o.tool_call_id is not None)
+        and (o.usage is not None or o.response_id is not None or o.tool_call_id is not None)
     )
     missing = {
         "tool_arguments": without_arguments,
@@ -630,7 +635,7 @@ def build_trace(
     if any(o.span.status_error for o in group.order):
         metadata["error_spans"] = sum(1 for o in group.order if o.span.status_error)
     metadata.update(notes)
-    output = _output(root, top_agents, steps)
+    output = _output(group, top_agents, steps)
     if missing := _missing(group, steps, output, notes):
         metadata["missing"] = missing
     return Trace(

@@ -29,6 +29,7 @@ FORMAT_NAMES = {
     "openai-agents": "OpenAI Agents SDK trace export",
     "langsmith": "LangSmith runs",
     "langfuse": "Langfuse trace export",
+    "mlflow": "MLflow trace JSON",
 }
 """The span formats, as the report and its hints name them."""
 
@@ -41,6 +42,7 @@ _SPAN_FORMATS_OF = {
     "openai-agents": ("openai-agents",),
     "langsmith": ("langsmith",),
     "langfuse": ("langfuse",),
+    "mlflow": ("mlflow",),
 }
 
 MISSING = {
@@ -48,7 +50,7 @@ MISSING = {
     "unread_arguments": "tool arguments that could not be read",
     "output": "no output",
     "model_call": "no model call",
-    "unknown_spans": "spans of an unknown kind that recorded an answer, usage or a tool call",
+    "unknown_spans": "spans of an unknown kind that recorded a model's usage or a tool call",
 }
 """What a trace's record may lack, by the key the span importers count it under in
 ``metadata["missing"]``."""

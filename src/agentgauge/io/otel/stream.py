@@ -278,8 +278,8 @@ def read_otel(
             first, then on every span; ``session.id`` is the fallback); the trace id otherwise.
         log_files: OTLP logs exports written to other files (read first, held in memory).
         span_format: ``auto`` tells the formats apart by their content; ``otlp-json``,
-            ``otlp-proto``, ``jaeger``, ``tempo``, ``openai-agents``, ``langsmith`` or
-            ``langfuse`` reads the file as that format only.
+            ``otlp-proto``, ``jaeger``, ``tempo``, ``openai-agents``, ``langsmith``,
+            ``langfuse`` or ``mlflow`` reads the file as that format only.
     """
     binary = span_format == "otlp-proto" or (span_format == "auto" and is_binary(path))
     stream = SpanStream(
@@ -308,6 +308,7 @@ _SPAN_IMPORTERS: dict[SpanFormat, str] = {
     "openai-agents": "the OpenAI Agents SDK's own trace export",
     "langsmith": "LangSmith run trees and run lists",
     "langfuse": "Langfuse trace exports (traces with their observations)",
+    "mlflow": "MLflow trace JSON (Trace.to_json(), its UI's and SDK's export)",
 }
 """The importers of one span format each (``otel`` tells them all apart)."""
 

@@ -23,12 +23,13 @@ HANDOFF_TOOLS: dict[str, str] = {
     "handoff": "to_agent",  # LlamaIndex AgentWorkflow
     "delegate_work_to_coworker": "coworker",  # CrewAI
     "ask_question_to_coworker": "coworker",  # CrewAI
+    "delegate_task_to_member": "member_id",  # Agno Team
 }
 """The frameworks' coordination tools (by normalised name) and the argument that names the
-agent taking over. A tool named ``transfer_to_<agent>`` (openai-agents, AutoGen, Swarm)
-names it itself."""
+agent taking over. A tool named ``transfer_to_<agent>`` (openai-agents, AutoGen, Swarm) or
+``handoff to <agent>`` (openai-agents' handoff as OpenInference names it) names it itself."""
 
-_TRANSFER_PREFIX = "transfer_to_"
+_PREFIXES = ("transfer_to_", "handoff_to_")
 
 
 def normalised(name: str) -> str:
@@ -54,8 +55,9 @@ def handoff_target(tool: str, arguments: dict[str, Any]) -> tuple[bool, str | No
     if argument is not None:
         target = arguments.get(argument)
         return True, target if isinstance(target, str) and target else None
-    if key.startswith(_TRANSFER_PREFIX) and len(key) > len(_TRANSFER_PREFIX):
-        return True, tool[len(_TRANSFER_PREFIX) :]
+    for prefix in _PREFIXES:
+        if key.startswith(prefix) and len(key) > len(prefix):
+            return True, tool[len(prefix) :].strip() or None
     return False, None
 
 

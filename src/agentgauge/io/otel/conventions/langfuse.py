@@ -2,7 +2,12 @@
 downloads are read (:mod:`agentgauge.io.otel.wire.langfuse`): ``generation`` is a model call
 (the input's messages and tools, the output message, the model, the usage details),
 ``tool`` a tool call (the decorated function's keyword arguments, its output), ``agent`` an
-agent; an ``ERROR`` level is the error, with the status message."""
+agent; an ``ERROR`` level is the error, with the status message; another observation's (and
+the trace's) text input and output are what was asked and answered.
+
+It ranks after the instrumentations' own conventions: a download keeps the attributes of the
+span each observation was made from, which say more than the type Langfuse gave it (an
+OpenInference handoff is a ``TOOL`` observation)."""
 
 from __future__ import annotations
 
@@ -34,7 +39,18 @@ def _usage(span: Span) -> dict[str, Any]:
     return usage if isinstance(usage, dict) and _type(span) == "generation" else {}
 
 
-@convention("langfuse", rank=30)
+def _text(span: Span, *keys: str) -> str | None:
+    """An observation's (or the trace's) input or output when it is text."""
+    if _type(span) in ("generation", "tool"):
+        return None
+    for key in keys:
+        value = maybe_json(span.attributes.get(key))
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+@convention("langfuse", rank=55)
 class Langfuse(Convention):
     """Langfuse: langfuse.observation.* (its SDK's spans and its downloads)."""
 
@@ -81,8 +97,20 @@ class Langfuse(Convention):
         if _type(span) != "generation":
             return None
         output = maybe_json(span.attributes.get("langfuse.observation.output"))
-        answer = [output] if isinstance(output, dict | str) else output
-        return messages(answer, "assistant") if answer not in (None, "") else None
+        return messages(output, "assistant") if output not in (None, "") else None
+
+    def response_id(self, span: Span) -> str | None:
+        output = maybe_json(span.attributes.get("langfuse.observation.output"))
+        if _type(span) == "generation" and isinstance(output, dict):
+            response_id = output.get("id")
+            return response_id if isinstance(response_id, str) else None
+        return None
+
+    def input_text(self, span: Span) -> str | None:
+        return _text(span, "langfuse.observation.input", "langfuse.trace.input")
+
+    def output_text(self, span: Span) -> str | None:
+        return _text(span, "langfuse.observation.output", "langfuse.trace.output")
 
     def input_tokens(self, span: Span) -> int | None:
         usage = _usage(span)

@@ -1,6 +1,6 @@
 """Every wire format told apart by its content and converted to OTLP/JSON's shape, so that
 one span reader (:mod:`.otlp`) reads them all: Jaeger's query API, Tempo's ``batches``, the
-OpenAI Agents SDK's export, LangSmith runs and Langfuse downloads."""
+OpenAI Agents SDK's export, LangSmith runs, Langfuse downloads and MLflow's trace JSON."""
 
 from __future__ import annotations
 
@@ -9,13 +9,22 @@ from typing import Any, Literal, get_args
 from agentgauge.io.otel.wire.jaeger import is_jaeger, jaeger_to_otlp
 from agentgauge.io.otel.wire.langfuse import is_langfuse, langfuse_spans
 from agentgauge.io.otel.wire.langsmith import is_langsmith, langsmith_spans
+from agentgauge.io.otel.wire.mlflow import is_mlflow, mlflow_spans
 from agentgauge.io.otel.wire.openai_agents import is_openai_agents, openai_agents_spans
 from agentgauge.io.otel.wire.span import BadField
 
 __all__ = ["SPAN_FORMATS", "SpanFormat", "as_otlp"]
 
 SpanFormat = Literal[
-    "auto", "otlp-json", "otlp-proto", "jaeger", "tempo", "openai-agents", "langsmith", "langfuse"
+    "auto",
+    "otlp-json",
+    "otlp-proto",
+    "jaeger",
+    "tempo",
+    "openai-agents",
+    "langsmith",
+    "langfuse",
+    "mlflow",
 ]
 SPAN_FORMATS: tuple[str, ...] = get_args(SpanFormat)
 
@@ -27,6 +36,12 @@ def as_otlp(doc: Any, span_format: SpanFormat) -> tuple[Any, str, list[BadField]
     ``openai-agents``, ``langsmith``, ``langfuse``, ``otlp-json`` (requests) or ``sdk-json``
     (span lists), and what could not be converted (all of it, with no document, when it is not
     of the format asked for). ``auto`` tells the formats apart by their keys."""
+    mlflow = is_mlflow(doc)
+    if span_format == "mlflow" and not mlflow:
+        message = "missing: not an MLflow trace (info, data.spans) nor a list of them"
+        return None, "mlflow", [BadField("data", message)]
+    if mlflow and span_format in ("auto", "mlflow"):
+        return mlflow_spans(doc), "mlflow", []
     jaeger = is_jaeger(doc)
     request = isinstance(doc, dict) and "resourceSpans" in doc
     tempo = isinstance(doc, dict) and "batches" in doc

@@ -22,7 +22,10 @@ without ``parentObservationId`` is its child. UUID ids lose their dashes.
 
 from __future__ import annotations
 
+import json
 from typing import Any
+
+from agentgauge._safe import DECODE_ERRORS
 
 __all__ = ["is_langfuse", "langfuse_spans"]
 
@@ -58,7 +61,16 @@ def _is_trace(item: Any) -> bool:
 def _items(doc: Any) -> list[tuple[str, Any]] | None:
     """The traces and observations of a document, each with where it is (``data[2].``), or
     None when the document is not a Langfuse export."""
-    if isinstance(doc, dict) and isinstance(doc.get("data"), list):
+    if isinstance(doc, dict) and isinstance(doc.get("trace"), dict):
+        # the trace page's download: the trace, its observations beside it
+        observations = doc.get("observations")
+        if not isinstance(observations, list):
+            observations = doc["trace"].get("observations")
+        items = [("trace.", {**doc["trace"], "observations": observations})]
+    elif isinstance(doc, dict) and isinstance(doc.get("observations"), list) and "id" not in doc:
+        # the server-side download: the observations (and the scores) of one trace
+        items = [(f"observations[{i}].", item) for i, item in enumerate(doc["observations"])]
+    elif isinstance(doc, dict) and isinstance(doc.get("data"), list):
         items = [(f"data[{i}].", item) for i, item in enumerate(doc["data"])]
     elif isinstance(doc, list):
         items = [(f"[{i}].", item) for i, item in enumerate(doc)]
@@ -85,10 +97,36 @@ def _id(value: Any) -> str | None:
     return (value.replace("-", "") or None) if isinstance(value, str) else None
 
 
+def _recorded(metadata: Any, prefix: str) -> dict[str, Any]:
+    """What Langfuse's OTel ingestion kept of a span in the observation's metadata: the
+    span's attributes (``attributes``) or its resource's (``resourceAttributes``), nested or
+    flattened (``attributes.gen_ai.tool.name``)."""
+    if not isinstance(metadata, dict):
+        return {}
+    nested = metadata.get(prefix)
+    found = dict(nested) if isinstance(nested, dict) else {}
+    dotted = prefix + "."
+    found.update({k[len(dotted) :]: v for k, v in metadata.items() if k.startswith(dotted)})
+    return found
+
+
+def _usage(obs: dict[str, Any]) -> Any:
+    """The usage the application reported: ``providedUsageDetails`` where the export has it
+    (``usageDetails`` then adds Langfuse's own token estimates), else ``usageDetails``, else
+    the older ``usage``."""
+    if "providedUsageDetails" in obs:
+        return obs["providedUsageDetails"] or None
+    return obs.get("usageDetails") or obs.get("usage")
+
+
 def _observation_span(obs: dict[str, Any], root: str | None) -> dict[str, Any]:
-    """One observation as a span; ``root`` is its trace's span id (None: its trace is absent)."""
+    """One observation as a span, with the attributes of the span it was made from where the
+    export keeps them; ``root`` is its trace's span id (None: its trace is absent)."""
     kind = str(obs.get("type")).lower()
-    usage = obs.get("usageDetails") or obs.get("usage")
+    usage = _usage(obs)
+    metadata = obs.get("metadata")
+    if isinstance(metadata, str):
+        metadata = _json(metadata)
     attrs = {
         "langfuse.observation.type": kind,
         "langfuse.observation.input": obs.get("input"),
@@ -97,7 +135,9 @@ def _observation_span(obs: dict[str, Any], root: str | None) -> dict[str, Any]:
         "langfuse.observation.usage_details": usage if kind == "generation" else None,
         "langfuse.observation.level": obs.get("level"),
         "langfuse.observation.status_message": obs.get("statusMessage"),
+        "session.id": obs.get("sessionId"),
     }
+    scope = metadata.get("scope.name") if isinstance(metadata, dict) else None
     return {
         "traceId": _id(obs.get("traceId")) or root,
         "spanId": _id(obs.get("id")),
@@ -105,12 +145,29 @@ def _observation_span(obs: dict[str, Any], root: str | None) -> dict[str, Any]:
         "name": str(obs.get("name") or kind),
         "start_time": obs.get("startTime"),
         "end_time": obs.get("endTime"),
-        "attributes": {k: v for k, v in attrs.items() if v is not None},
+        "attributes": {
+            **_recorded(metadata, "attributes"),
+            **{k: v for k, v in attrs.items() if v is not None},
+        },
+        "resource": {"attributes": _recorded(metadata, "resourceAttributes")},
+        "scope": scope if isinstance(scope, str) else None,
     }
 
 
+def _json(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except DECODE_ERRORS:
+        return None
+
+
 def _trace_span(trace: dict[str, Any]) -> dict[str, Any]:
-    attrs = {"session.id": trace.get("sessionId"), "user.id": trace.get("userId")}
+    attrs = {
+        "session.id": trace.get("sessionId"),
+        "user.id": trace.get("userId"),
+        "langfuse.trace.input": trace.get("input"),
+        "langfuse.trace.output": trace.get("output"),
+    }
     return {
         "traceId": _id(trace.get("id")),
         "spanId": _id(trace.get("id")),

@@ -140,6 +140,8 @@ def _decode_span(
     own_resource = raw.get("resource")
     if isinstance(own_resource, dict) and "attributes" in own_resource:
         resource = attributes_of(own_resource["attributes"], f"{where}.resource.attributes")
+    if isinstance(raw.get("scope"), str):
+        scope = raw["scope"]  # a flattened span naming its instrumentation scope
     attributes = attributes_of(raw.get("attributes"), f"{where}.attributes")
     _drop_oversized(attributes, f"{where}.attributes", problems)
     return Span(
