@@ -133,3 +133,33 @@ def test_cli_import_with_a_named_format(tmp_path: Path) -> None:
     (trace,) = list(read_traces(out))
     assert isinstance(trace, Trace)
     _check_layered(trace)
+
+
+MLFLOW_TRACE = (
+    Path(__file__).parent / "fixtures" / "frameworks" / "mlflow_tracing_api" / "trace.json"
+)
+
+
+def test_cli_import_of_an_mlflow_trace_gives_the_run(tmp_path: Path) -> None:
+    out = tmp_path / "out.jsonl"
+    for named in ([], ["--format", "mlflow"]):
+        result = CliRunner().invoke(app, ["import", str(MLFLOW_TRACE), "--out", str(out), *named])
+        assert result.exit_code == 0, result.output
+        assert "mlflow" in result.output and "wrote 1 traces" in result.output
+        [trace] = read_traces(out)
+        assert trace.metadata["source_format"] == "mlflow"
+        assert trace.agent == "weather_agent"
+        assert [s.kind.value for s in trace.steps] == [
+            "llm",
+            "tool_call",
+            "tool_result",
+            "tool_call",
+            "tool_result",
+            "llm",
+        ]
+    not_mlflow = str(FIXTURES / "layered.jsonl")
+    result = CliRunner().invoke(
+        app, ["import", not_mlflow, "--out", str(out), "--format", "mlflow"]
+    )
+    assert result.exit_code == 1
+    assert "not an MLflow trace" in result.output

@@ -178,6 +178,10 @@ def message(raw: Any, default_role: str) -> Message | None:
         raw = {**inner, "role": inner.get("role", default_role)}
     elif isinstance(inner, str | list):
         raw = {**raw, "content": maybe_json(inner)}  # a choice whose message is its content
+    content = raw.get("content")
+    if isinstance(content, dict) and isinstance(content.get("parts"), list):
+        # a Gemini Content (an ADK event body): its parts and its role
+        raw = {**raw, "parts": content["parts"], "role": content.get("role") or raw.get("role")}
     role = str(raw.get("role") or default_role)
     if raw.get("type") in ("function_call", "function_call_output"):
         blocks: list[Any] = [raw]  # a Responses item that is a call or its output

@@ -1,6 +1,7 @@
 """Google ADK's own span attributes (scope ``gcp.vertex.agent``): the model request's
 ``contents`` and the response's ``content`` in Gemini's parts (``text``, ``function_call``,
-``function_response``), a tool's arguments and its response."""
+``function_response``), a tool's arguments and its response; the span of merged parallel
+tool responses, which is no tool call."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from agentgauge.io.otel.conventions._parse import maybe_json, messages
 from agentgauge.io.otel.observation import Message
 from agentgauge.io.otel.wire.span import Span
 
-__all__ = ["GoogleADK"]
+__all__ = ["GoogleADK", "GoogleADKMergedTools"]
 
 
 def _side(span: Span, attribute: str, key: str, role: str) -> list[Message] | None:
@@ -36,3 +37,14 @@ class GoogleADK(Convention):
 
     def output_messages(self, span: Span) -> list[Message] | None:
         return _side(span, "gcp.vertex.agent.llm_response", "content", "assistant")
+
+
+@convention("google-adk-merged-tools", rank=5)
+class GoogleADKMergedTools(Convention):
+    """Google ADK: the span of parallel tool calls' merged responses ("(merged tools)") is no
+    tool call; each call has its own span."""
+
+    def operation(self, span: Span) -> str | None:
+        if span.attributes.get("gen_ai.tool.name") == "(merged tools)":
+            return "merged_tool_responses"
+        return None
