@@ -377,8 +377,8 @@ def test_csv_cells_that_a_spreadsheet_would_run_are_made_inert(tmp_path: Path) -
     import csv as csv_module
 
     lines = [
-        json.dumps({"id": '=HYPERLINK("http://x")', "task": {"id": "+cmd|calc"}, "output": "ok"}),
-        json.dumps({"id": "plain", "task": {"id": "t"}, "output": "ok"}),
+        json.dumps({"id": '=HYPERLINK("http://x")', "task": {"id": "+cmd|calc"}}),
+        json.dumps({"id": "plain", "task": {"id": "t"}}),
     ]
     data = tmp_path / "f.jsonl"
     data.write_text("\n".join(lines) + "\n")

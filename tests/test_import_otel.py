@@ -577,11 +577,14 @@ def test_registry() -> None:
         "openai-agents",
         "langsmith",
         "langfuse",
+        "mlflow",
         "openai-chat",
         "tau2",
     }
     assert get_importer("native") is read_traces
-    known = "jaeger, langfuse, langsmith, native, openai-agents, openai-chat, otel, otlp-json"
+    known = (
+        "jaeger, langfuse, langsmith, mlflow, native, openai-agents, openai-chat, otel, otlp-json"
+    )
     with pytest.raises(ValueError, match=known):
         get_importer("zipkin")
 

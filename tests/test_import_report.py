@@ -151,20 +151,50 @@ def test_a_truncated_pretty_printed_request_is_an_error_at_its_line(tmp_path: Pa
 FRAMEWORKS = Path(__file__).parent / "fixtures" / "frameworks"
 
 
+def _otlp(spans: list[dict[str, object]]) -> str:
+    return json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}) + "\n"
+
+
+def _value(value: object) -> dict[str, object]:
+    return {"intValue": value} if isinstance(value, int) else {"stringValue": value}
+
+
+def _span(span_id: str, name: str, parent: str | None, **attrs: object) -> dict[str, object]:
+    return {
+        "traceId": "ab" * 16,
+        "spanId": span_id * 8,
+        "parentSpanId": parent * 8 if parent else None,
+        "name": name,
+        "startTimeUnixNano": "1000000000",
+        "endTimeUnixNano": "2000000000",
+        "attributes": [{"key": k, "value": _value(v)} for k, v in attrs.items()],
+    }
+
+
 def test_the_report_says_per_trace_what_is_missing_and_strict_exits_1(tmp_path: Path) -> None:
-    # ADK's "(merged tools)" span is read as a tool call with no arguments and no schema; the
-    # strands run is whole
-    out = tmp_path / "out.jsonl"
-    gappy = str(FRAMEWORKS / "adk_transfer" / "spans.jsonl")
-    whole = str(FRAMEWORKS / "strands_default" / "spans.jsonl")
-    result = runner.invoke(app, ["import", gappy, "--out", str(out), "--strict"])
-    assert result.exit_code == 1, result.output
-    assert "trace d4315c326425e91529732bc4dde9d8d3: tool calls without arguments (1)" in (
-        result.output
+    # a model call that recorded usage but no content, and a tool with no arguments and no
+    # schema anywhere in the run: the run's output and the call's arguments are missing
+    gappy = tmp_path / "gappy.jsonl"
+    gappy.write_text(
+        _otlp(
+            [
+                _span("a1", "invoke_agent helper", None),
+                _span("b2", "chat gpt-4o-mini", "a1", **{"gen_ai.usage.input_tokens": 12}),
+                _span("c3", "execute_tool lookup", "a1"),
+            ]
+        )
     )
-    assert "1 of 1 traces lack something: tool calls without arguments in 1" in result.output
+    out = tmp_path / "out.jsonl"
+    result = runner.invoke(app, ["import", str(gappy), "--out", str(out), "--strict"])
+    assert result.exit_code == 1, result.output
+    lines = [line.strip() for line in result.output.splitlines()]
+    assert f"trace {'ab' * 16}: tool calls without arguments (1), no output (1)" in lines
+    assert "1 of 1 traces lack something: tool calls without arguments in 1, no output in 1" in (
+        lines
+    )
     assert "wrote 1 traces" in result.output  # written all the same
-    assert runner.invoke(app, ["import", gappy, "--out", str(out)]).exit_code == 0
+    assert runner.invoke(app, ["import", str(gappy), "--out", str(out)]).exit_code == 0
+    whole = str(FRAMEWORKS / "strands_default" / "spans.jsonl")
     result = runner.invoke(app, ["import", whole, "--out", str(out), "--strict"])
     assert result.exit_code == 0, result.output
     assert "lack something" not in result.output

@@ -155,6 +155,9 @@ class FakeSpans(Convention):
 
     def arguments(self, span):
         return span.attributes.get("fake.args")
+
+    def output_tokens(self, span):
+        return span.attributes.get("fake.tokens")
 '''
 
 
@@ -272,7 +275,7 @@ def test_a_plugin_convention_reads_its_framework_spans(site: Path, tmp_path: Pat
             "spanId": "c",
             "parentId": "a",
             "name": "think",
-            "attributes": {"fake.kind": "model"},
+            "attributes": {"fake.kind": "model", "fake.tokens": 7},
         },
     ]
     source, out = tmp_path / "spans.json", tmp_path / "traces.jsonl"

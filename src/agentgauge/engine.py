@@ -207,13 +207,21 @@ def score_traces(
     ]
 
 
-NOTHING_TO_SCORE = "nothing to score: the trace has no steps and no output"
+NOTHING_TO_SCORE = "nothing to score: the import recovered no step and no output of this run"
 
 
 def _nothing_to_score(trace: Trace) -> bool:
-    """Whether a trace records nothing an agent did (an import that recovered nothing): no
-    metric can say anything true about it, least of all that it went well."""
-    return not trace.steps and trace.output is None
+    """Whether a trace is an import that recovered nothing of its run: no step, no output, and
+    its importer says the output is missing (``metadata["missing"]``). No metric can say
+    anything true about it, least of all that it went well. A trace written as it is (a
+    model's empty answer to a tool-calling task) is scored: saying nothing is a result."""
+    missing = trace.metadata.get("missing")
+    return (
+        not trace.steps
+        and trace.output is None
+        and isinstance(missing, dict)
+        and bool(missing.get("output"))
+    )
 
 
 def _unscored(trace: Trace, built: Sequence[Metric]) -> SampleScore:
