@@ -143,7 +143,8 @@ MLFLOW_TRACE = (
 def test_cli_import_of_an_mlflow_trace_gives_the_run(tmp_path: Path) -> None:
     out = tmp_path / "out.jsonl"
     for named in ([], ["--format", "mlflow"]):
-        result = CliRunner().invoke(app, ["import", str(MLFLOW_TRACE), "--out", str(out), *named])
+        args = ["import", str(MLFLOW_TRACE), "--out", str(out), "--overwrite", *named]
+        result = CliRunner().invoke(app, args)
         assert result.exit_code == 0, result.output
         assert "mlflow" in result.output and "wrote 1 traces" in result.output
         [trace] = read_traces(out)
@@ -158,8 +159,7 @@ def test_cli_import_of_an_mlflow_trace_gives_the_run(tmp_path: Path) -> None:
             "llm",
         ]
     not_mlflow = str(FIXTURES / "layered.jsonl")
-    result = CliRunner().invoke(
-        app, ["import", not_mlflow, "--out", str(out), "--format", "mlflow"]
-    )
+    args = ["import", not_mlflow, "--out", str(out), "--overwrite", "--format", "mlflow"]
+    result = CliRunner().invoke(app, args)
     assert result.exit_code == 1
     assert "not an MLflow trace" in result.output

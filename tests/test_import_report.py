@@ -193,9 +193,10 @@ def test_the_report_says_per_trace_what_is_missing_and_strict_exits_1(tmp_path: 
         lines
     )
     assert "wrote 1 traces" in result.output  # written all the same
-    assert runner.invoke(app, ["import", str(gappy), "--out", str(out)]).exit_code == 0
+    again = ["import", str(gappy), "--out", str(out), "--overwrite"]
+    assert runner.invoke(app, again).exit_code == 0
     whole = str(FRAMEWORKS / "strands_default" / "spans.jsonl")
-    result = runner.invoke(app, ["import", whole, "--out", str(out), "--strict"])
+    result = runner.invoke(app, ["import", whole, "--out", str(out), "--overwrite", "--strict"])
     assert result.exit_code == 0, result.output
     assert "lack something" not in result.output
 
@@ -206,7 +207,8 @@ def test_strict_exits_1_on_a_record_that_could_not_be_read(tmp_path: Path) -> No
     source.write_text("\n".join([*lines, "{not json"]) + "\n")
     out = tmp_path / "out.jsonl"
     assert runner.invoke(app, ["import", str(source), "--out", str(out)]).exit_code == 0
-    assert runner.invoke(app, ["import", str(source), "--out", str(out), "--strict"]).exit_code == 1
+    strict = ["import", str(source), "--out", str(out), "--overwrite", "--strict"]
+    assert runner.invoke(app, strict).exit_code == 1
 
 
 def test_a_trace_that_recovered_nothing_is_reported_and_scores_nothing(tmp_path: Path) -> None:

@@ -1,7 +1,8 @@
 """Google ADK's own span attributes (scope ``gcp.vertex.agent``): the model request's
 ``contents`` and the response's ``content`` in Gemini's parts (``text``, ``function_call``,
-``function_response``), a tool's arguments and its response; the span of merged parallel
-tool responses, which is no tool call."""
+``function_response``), a tool's arguments and its response (``{"error": ...}`` from a tool
+that raised is its error); the span of merged parallel tool responses, which is no tool
+call."""
 
 from __future__ import annotations
 
@@ -31,6 +32,13 @@ class GoogleADK(Convention):
 
     def result(self, span: Span) -> Any:
         return maybe_json(span.attributes.get("gcp.vertex.agent.tool_response"))
+
+    def error(self, span: Span) -> str | None:
+        # a tool that raised answers the model {"error": "..."} (ADK's function response)
+        response = maybe_json(span.attributes.get("gcp.vertex.agent.tool_response"))
+        if isinstance(response, dict) and list(response) == ["error"] and response["error"]:
+            return str(response["error"])
+        return None
 
     def input_messages(self, span: Span) -> list[Message] | None:
         return _side(span, "gcp.vertex.agent.llm_request", "contents", "user")

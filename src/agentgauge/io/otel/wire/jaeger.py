@@ -41,12 +41,14 @@ def _list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
-def _time(value: Any) -> float | None:
-    """A time in microseconds, or None when it is not a finite number (NaN, Infinity, text)."""
+def _time(value: Any) -> int | float | None:
+    """A time in microseconds, or None when it is not a finite number (NaN, Infinity, text);
+    an integer stays one (as a float, today's microseconds lose their last digits once made
+    nanoseconds)."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
     try:
-        return float(value) if math.isfinite(value) and abs(value) < _LATEST_US else None
+        return value if math.isfinite(value) and abs(value) < _LATEST_US else None
     except OverflowError:  # an integer too large for a float
         return None
 
