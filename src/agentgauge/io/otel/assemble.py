@@ -25,12 +25,33 @@ __all__ = ["build_trace"]
 
 @dataclass
 class _Draft:
-    """A step before ordering: sorted by (time, depth, rank, creation order)."""
+    """A step before ordering: sorted by (time, depth, rank, creation order); ``asked`` is,
+    for a tool call the model asked for, the end of that model call and the call's place
+    among those it asked for."""
 
     time_ns: int
     depth: int
     rank: int
     fields: dict[str, Any]
+    asked: tuple[int, int] | None = None
+
+
+def _in_asked_order(drafts: list[_Draft]) -> None:
+    """Tool calls the model asked for together, started side by side (parallel tools: no
+    result between them), in the order the model asked for them, in place."""
+    start = 0
+    while start < len(drafts):
+        end = start
+        first = drafts[start].asked
+        while (
+            end < len(drafts)
+            and first is not None
+            and ((asked := drafts[end].asked) is not None and asked[0] == first[0])
+        ):
+            end += 1
+        if end - start > 1:
+            drafts[start:end] = sorted(drafts[start:end], key=lambda d: d.asked or (0, 0))
+        start = max(end, start + 1)
 
 
 @dataclass
@@ -211,17 +232,28 @@ class _StepBuilder:
             if c.id is not None
         }
         self._tools = group.tools
+        self._asked_at: dict[int, tuple[int, int]] = {}  # id(call) -> (model call's end, place)
 
     def steps(self) -> list[Step]:
         """The group's steps ordered by start time; the span tree kept in ``id``/``parent_id``."""
         for obs in self._group.order:
             self._observation(obs)
         self._drafts.sort(key=lambda d: (d.time_ns, d.depth, d.rank))  # stable: creation order last
+        _in_asked_order(self._drafts)
         return [Step(index=i, **d.fields) for i, d in enumerate(self._drafts)]
 
-    def _add(self, obs: Observation, time_ns: int | None, *, rank: int = 0, **fields: Any) -> None:
+    def _add(
+        self,
+        obs: Observation,
+        time_ns: int | None,
+        *,
+        rank: int = 0,
+        asked: tuple[int, int] | None = None,
+        **fields: Any,
+    ) -> None:
         depth = self._group.depth(obs)
-        self._drafts.append(_Draft(time_ns if time_ns is not None else 0, depth, rank, fields))
+        draft = _Draft(time_ns if time_ns is not None else 0, depth, rank, fields, asked)
+        self._drafts.append(draft)
 
     def _count(self, note: str, n: int) -> None:
         self._notes[note] = self._notes.get(note, 0) + n
@@ -328,7 +360,7 @@ class _StepBuilder:
     def _tool_steps(self, obs: Observation, agent: str | None, common: dict[str, Any]) -> None:
         """A tool observation: its call and its result or error; a coordination tool
         (``transfer_to_X``, ``transfer_to_agent``, ...) is a handoff, not a call of a tool."""
-        call = self._tool_call(obs, agent)
+        call, asked = self._tool_call(obs, agent)
         coordination, target = handoff_target(call.name, call.arguments)
         if coordination:
             self._transfer_handoff(obs, target, agent, common)
@@ -337,6 +369,7 @@ class _StepBuilder:
         self._add(
             obs,
             span.start_ns,
+            asked=asked,
             **common,
             kind=StepKind.tool_call,
             id=span.span_id,
@@ -355,13 +388,16 @@ class _StepBuilder:
                 error=error,
             )
 
-    def _tool_call(self, obs: Observation, agent: str | None) -> ToolCall:
+    def _tool_call(
+        self, obs: Observation, agent: str | None
+    ) -> tuple[ToolCall, tuple[int, int] | None]:
         """The call a tool observation made (see :mod:`agentgauge.io.otel.toolcalls`).
 
         Its id is the span's, else the id of the call the model asked for with the same name
         (of its agent's model first, and with the same arguments when several match); its
         arguments the span's, else that call's. Arguments no rule could read go in the
-        notes."""
+        notes. Also: when the model asked for it, the end of that model call and the call's
+        place among those it asked for."""
         name = obs.tool
         recorded = obs.recorded_arguments
         call_id = obs.tool_call_id
@@ -373,7 +409,8 @@ class _StepBuilder:
             self._notes.setdefault("unparsed_tool_arguments", []).append(
                 {"span_id": obs.span.span_id, "value": unread}
             )
-        return ToolCall(id=call_id, name=name, arguments=arguments)
+        asked = self._asked_at.get(id(match)) if match is not None else None
+        return ToolCall(id=call_id, name=name, arguments=arguments), asked
 
     def _take_request(
         self, call_id: str | None, name: str, recorded: Any, agent: str | None
@@ -437,6 +474,9 @@ class _StepBuilder:
         requested = [c for m in outputs for c in m.tool_calls]
         self._requested[agent] = [c for c in requested if c.id is not None]
         self._unanswered += requested
+        asked_at = span.end_ns if span.end_ns is not None else span.start_ns
+        if asked_at is not None:
+            self._asked_at.update({id(c): (asked_at, k) for k, c in enumerate(requested)})
         if self._calls_from_messages:
             self._message_tool_steps(obs, requested, agent, common)
         elif requested:

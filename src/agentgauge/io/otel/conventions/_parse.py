@@ -157,7 +157,12 @@ def tool_call(raw: Any) -> ToolCall | None:
     fn = raw.get("function", raw) if isinstance(raw, dict) else None
     if not isinstance(fn, dict):
         return None
-    return _call(raw.get("id"), fn.get("name"), fn.get("arguments"))
+    arguments = fn.get("arguments", fn.get("args"))  # LangChain's tool calls hold args
+    return _call(raw.get("id"), fn.get("name"), arguments)
+
+
+_LANGCHAIN_ROLES = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool"}
+"""A LangChain message's ``type`` as a role."""
 
 
 def message(raw: Any, default_role: str) -> Message | None:
@@ -172,6 +177,11 @@ def message(raw: Any, default_role: str) -> Message | None:
         return Message(default_role, raw)
     if not isinstance(raw, dict):
         return None
+    if raw.get("lc") and isinstance(raw.get("kwargs"), dict):
+        # a LangChain message as its serializer writes it: the class names the role
+        kind = raw["id"][-1] if isinstance(raw.get("id"), list) and raw["id"] else ""
+        role_of_class = {"AIMessage": "ai", "HumanMessage": "human", "ToolMessage": "tool"}
+        raw = {"type": role_of_class.get(str(kind), "system"), **raw["kwargs"]}
     inner = raw.get("message")
     if isinstance(inner, dict):
         # a gen_ai.choice body or an OpenInference "message.*" group
@@ -182,7 +192,7 @@ def message(raw: Any, default_role: str) -> Message | None:
     if isinstance(content, dict) and isinstance(content.get("parts"), list):
         # a Gemini Content (an ADK event body): its parts and its role
         raw = {**raw, "parts": content["parts"], "role": content.get("role") or raw.get("role")}
-    role = str(raw.get("role") or default_role)
+    role = str(raw.get("role") or _LANGCHAIN_ROLES.get(str(raw.get("type"))) or default_role)
     if raw.get("type") in ("function_call", "function_call_output"):
         blocks: list[Any] = [raw]  # a Responses item that is a call or its output
     else:
@@ -212,11 +222,20 @@ def message(raw: Any, default_role: str) -> Message | None:
 
 
 def _items(value: Any) -> list[Any]:
-    """The messages of a recorded value: a list, one message, or a response object (a chat
-    completion's ``choices``, Gemini's ``candidates``, a Responses object's ``output``)."""
+    """The messages of a recorded value: a list (or LangChain's batch of one), one message,
+    or a response object (a chat completion's ``choices``, Gemini's ``candidates``, a
+    Responses object's ``output``, LangChain's ``generations``)."""
     if isinstance(value, list):
-        return value
+        # a batch of one conversation (LangChain's chat model inputs)
+        return value[0] if len(value) == 1 and isinstance(value[0], list) else value
     if isinstance(value, dict):
+        if isinstance(value.get("generations"), list):  # LangChain's LLMResult
+            batches = [b if isinstance(b, list) else [b] for b in value["generations"]]
+            return [
+                g.get("message", g.get("text")) if isinstance(g, dict) else g
+                for batch in batches
+                for g in batch
+            ]
         for key, inner in (("choices", "message"), ("candidates", "content")):
             if isinstance(value.get(key), list):
                 return [c.get(inner, c) if isinstance(c, dict) else c for c in value[key]]
