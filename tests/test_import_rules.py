@@ -146,3 +146,12 @@ def test_truth_files_agree_with_the_rules(scenario: str) -> None:
     trace = _only(scenario)
     expected = [(c["name"], c["arguments"]) for c in truth["traces"][0]["tool_calls"]]
     assert _calls(trace)[: len(expected)] == expected
+
+
+def test_parallel_tool_calls_come_in_the_order_the_model_asked_for_them() -> None:
+    # LangSmith: get_forecast's run started 2 ms before get_weather's; the model asked for
+    # get_weather (call_paris) first
+    items = list(read_otel(FRAMEWORKS / "langsmith_langgraph_tree" / "run.json"))
+    [trace] = [i for i in items if isinstance(i, Trace)]
+    assert [c.id for c in trace.tool_calls] == ["call_paris", "call_forecast"]
+    assert trace.agent == "weather_agent"  # the LangGraph graph's run
