@@ -502,6 +502,10 @@ class _StepBuilder:
                 result=result,
             )
         for k, call in enumerate(requested):
+            coordination, target = handoff_target(call.name, call.arguments)
+            if coordination:  # a coordination tool the model called: a handoff
+                self._transfer_handoff(obs, target, agent, common)
+                continue
             step_id = f"{span.span_id}:call{k}"
             self._add(
                 obs,

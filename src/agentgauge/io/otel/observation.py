@@ -41,6 +41,7 @@ OPERATION_KINDS: dict[str, Kind] = {
     "invoke_workflow": Kind.wrapper,
     "wrapper": Kind.wrapper,
     "create_agent": Kind.definition,
+    "definition": Kind.definition,
 }
 """The GenAI operation names (the conventions' common vocabulary) and the kinds they are:
 model calls, tool executions, agent runs, handoffs and plans make steps; a wrapper (a

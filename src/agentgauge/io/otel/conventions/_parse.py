@@ -277,11 +277,20 @@ def plain_value(attrs: dict[str, Any], key: str) -> str | None:
 
 
 def event_body(ev: Event) -> Any:
-    """A deprecated GenAI event's body: its attributes, or the JSON in ``gen_ai.event.content``."""
+    """A deprecated GenAI event's body: its attributes, the JSON in ``gen_ai.event.content``,
+    or a whole message written as JSON text in its ``content`` (a log record's body).
+
+    Args:
+        ev: the event (or log record).
+    """
     body = maybe_json(ev.attributes.get("gen_ai.event.content"))
     if isinstance(body, dict):
         return body
-    return {k: maybe_json(v) for k, v in ev.attributes.items()}
+    attrs = {k: maybe_json(v) for k, v in ev.attributes.items()}
+    content = attrs.get("content")
+    if isinstance(content, dict) and any(k in content for k in ("role", "message", "tool_calls")):
+        return content  # the whole message written as the log record's body text
+    return attrs
 
 
 def integer(attrs: dict[str, Any], *keys: str) -> int | None:

@@ -3,8 +3,9 @@ text: ``mlflow.spanType`` (``CHAT_MODEL``/``LLM`` a model call, ``TOOL`` a tool,
 agent; ``CHAIN``, ``RETRIEVER``, ``PARSER``, ``EMBEDDING``, ``RERANKER``, ``MEMORY``,
 ``UNKNOWN`` make no step), ``mlflow.spanInputs``/``mlflow.spanOutputs`` (a model call's
 request and response objects or messages, a tool's arguments and result, an agent's input and
-answer), ``mlflow.chat.tokenUsage``, ``mlflow.chat.tools``, ``mlflow.chat.messages`` (MLflow
-2), ``mlflow.llm.model``, ``mlflow.spanFunctionName``.
+answer), ``mlflow.chat.tokenUsage`` (MLflow 2: the usage in the response object),
+``mlflow.chat.tools``, ``mlflow.chat.messages`` (MLflow 2), ``mlflow.llm.model``,
+``mlflow.spanFunctionName``.
 
 The openai-agents autologging records the run as an ``AGENT`` span marked
 ``mlflow.openai.agent_run_root`` around the agents (a wrapper), and each handoff as a span
@@ -48,7 +49,14 @@ def _handoff(span: Span) -> tuple[Any, Any]:
 
 
 def _usage(span: Span) -> dict[str, Any]:
+    """``mlflow.chat.tokenUsage``, else (MLflow 2) the usage of the response object the model
+    call recorded as its output."""
     usage = _value(span, "mlflow.chat.tokenUsage")
+    if isinstance(usage, dict):
+        return usage
+    answer = _value(span, "mlflow.spanOutputs")
+    if _type(span) in ("CHAT_MODEL", "LLM") and isinstance(answer, dict):
+        usage = answer.get("usage")
     return usage if isinstance(usage, dict) else {}
 
 
