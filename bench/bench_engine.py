@@ -31,6 +31,7 @@ WORDS = (
     "thus we recommend the plan since it is safe"
 ).split()
 TOOLS = ("search", "calculator", "weather", "lookup")
+MODEL = "gpt-4o-mini"
 
 
 def _trace(i: int, rng: random.Random) -> dict[str, object]:
@@ -60,8 +61,21 @@ def _trace(i: int, rng: random.Random) -> dict[str, object]:
             )
         else:
             text = " ".join(rng.choice(WORDS) for _ in range(20))
+            usage = {
+                "input_tokens": 400 + 37 * j + i % 50,
+                "output_tokens": 20 + i % 13,
+                "cache_read_tokens": 256 if j else 0,
+                "model": MODEL,
+            }
             steps.append(
-                {"index": j, "kind": "llm", "agent": "agent", "content": text, "duration_s": 0.4}
+                {
+                    "index": j,
+                    "kind": "llm",
+                    "agent": "agent",
+                    "content": text,
+                    "duration_s": 0.4,
+                    "usage": usage,
+                }
             )
     expected = {"answer": i % 7, "unit": "m"}
     output = {
@@ -81,6 +95,11 @@ def _trace(i: int, rng: random.Random) -> dict[str, object]:
         },
         "output": output,
         "steps": steps,
+        "params": {"model": MODEL, "temperature": 0.2},
+        "usage": {
+            key: sum(s["usage"][key] for s in steps if "usage" in s)  # type: ignore[index]
+            for key in ("input_tokens", "output_tokens", "cache_read_tokens")
+        },
     }
 
 

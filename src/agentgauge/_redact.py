@@ -72,6 +72,11 @@ _PLACEHOLDER = re.compile(
 _JSON_ESCAPE = re.compile(r'\\(?:u[0-9a-fA-F]{4}|["\\/bfnrt])')
 _ESCAPED = {'"': '"', "\\": "\\", "/": "/", "b": "\n", "f": "\n", "n": "\n", "r": "\n", "t": "\n"}
 _LONGEST_JSON_IN_STRING = 1 << 20
+# A key ending in "token" or "tokens" that holds a short integer (a usage count: "input_tokens":
+# 412): redaction keeps numbers, and no rule that owns the needle "token" matches from there
+# (a secret-looking value needs a string or a longer run), so the needle is not searched there
+# and a trace's usage blocks cost no regex search.
+_COUNT_KEY = re.compile(r'token(?=s?"\s*:\s*\d{1,15}[,}\]])')
 
 
 def redact_url(text: str) -> str:
@@ -241,7 +246,8 @@ def _json_screen() -> RuleSet:
                 Rule(id, regex, re.IGNORECASE, tuple(Needle(k) for k in keywords))
                 for id, regex, keywords in rules
             ),
-        ]
+        ],
+        quiet={"token": _COUNT_KEY},
     )
 
 

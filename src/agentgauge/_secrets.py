@@ -21,13 +21,13 @@ import json
 import math
 import re
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache, cached_property
 from importlib import resources
 from typing import Any, NamedTuple
 
-from ahocorasick_rs import AhoCorasick
+from ahocorasick_rs import AhoCorasick, BytesAhoCorasick, Implementation
 
 from agentgauge._screen import Needle, finite_strings, fits, needles
 
@@ -41,6 +41,8 @@ _CASE_PAIRS = str.maketrans({"ſ": "s", "ı": "i", "K": "k"})
 # the start of gitleaks' rules made from its keyword template, and how far it reaches back
 _TEMPLATE_START = r"[\w.-]{0,50}?"
 _TEMPLATE_RUN = 50
+# some rules open with that start inside a case-insensitive group
+_CASELESS_GROUP = "(?i:"
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _POSIX_CLASSES = {
     "[:alnum:]": "a-zA-Z0-9",
@@ -202,31 +204,54 @@ class RuleSet:
 
     Args:
         rules: the rules.
+        quiet: needle text -> a regex that, matching the lower-cased text where the needle is,
+            says that no match of the needle's rules starts there (the needle is not searched).
     """
 
-    def __init__(self, rules: Sequence[Rule]) -> None:
+    def __init__(
+        self, rules: Sequence[Rule], quiet: Mapping[str, re.Pattern[str]] | None = None
+    ) -> None:
         self.rules = tuple(rules)
-        self._owners = [(needle, i) for i, rule in enumerate(self.rules) for needle in rule.needles]
-        self._automaton = AhoCorasick([needle.text for needle, _ in self._owners])
+        owners: dict[str, list[tuple[Needle, int]]] = {}
+        for i, rule in enumerate(self.rules):
+            for needle in rule.needles:
+                owners.setdefault(needle.text, []).append((needle, i))
+        # each needle's text once, with the rules that own it
+        self._owners = list(owners.values())
+        texts = list(owners)
+        self._quiet = {texts.index(t): q.match for t, q in (quiet or {}).items() if t in owners}
+        self._automaton = AhoCorasick(texts, implementation=Implementation.DFA)
+        # an ASCII text is searched as bytes, where positions are the same and no character
+        # offsets need working out
+        self._ascii = BytesAhoCorasick(
+            [t.encode() for t in texts], implementation=Implementation.DFA
+        )
 
     def _hits(self, text: str) -> Iterator[tuple[Rule, int, int]]:
         """Each rule with a needle of it found in ``text``: where it starts, and where a
         match holding it must end."""
         low = _lowered(text)
+        if low.isascii():
+            found = self._ascii.find_matches_as_indexes(low.encode(), overlapping=True)
+        else:
+            found = self._automaton.find_matches_as_indexes(low, overlapping=True)
         size = len(text)
         searched: dict[int, int] = {}
-        for index, at, _ in self._automaton.find_matches_as_indexes(low, overlapping=True):
-            needle, owner = self._owners[index]
-            if not fits(low, needle, at):
+        quiet = self._quiet
+        for index, at, _ in found:
+            if index in quiet and quiet[index](low, at):
                 continue
-            rule = self.rules[owner]
-            lead, tail = rule.reach
-            stop = size if tail is None else min(size, at + tail)
-            if lead:  # a search from before the needle: once for what it covers
-                if stop <= searched.get(owner, -1):
+            for needle, owner in self._owners[index]:
+                if not fits(low, needle, at):
                     continue
-                searched[owner] = stop
-            yield rule, at, stop
+                rule = self.rules[owner]
+                lead, tail = rule.reach
+                stop = size if tail is None else min(size, at + tail)
+                if lead:  # a search from before the needle: once for what it covers
+                    if stop <= searched.get(owner, -1):
+                        continue
+                    searched[owner] = stop
+                yield rule, at, stop
 
     @staticmethod
     def _matches(rule: Rule, text: str, at: int, stop: int) -> Iterator[re.Match[str]]:
@@ -316,9 +341,11 @@ def _width(regex: str, flags: int) -> int:
 
 def _starts_with_needle(items: list[Any], found: Sequence[Needle]) -> bool:
     """Whether every match of the parsed regex ``items`` starts with one of the needles: the
-    strings its first literal parts can be each begin with one."""
-    while items and items[0][0].name == "AT":
-        items = items[1:]
+    strings its first literal parts can be each begin with one (a group that opens the regex,
+    such as gitleaks' ``\\b(p8e-...)``, is read as its content)."""
+    while items and items[0][0].name in ("AT", "SUBPATTERN"):
+        op, av = items[0]
+        items = items[1:] if op.name == "AT" else [*av[-1], *items[1:]]
     texts = None
     for end in range(1, len(items) + 1):
         more = finite_strings(items[:end])
@@ -445,8 +472,9 @@ def gitleaks_rules() -> tuple[Rule, ...]:
     for spec in data["rules"]:
         regex, flags = python_regex(spec["regex"])
         prefix = 0
-        if regex.startswith(_TEMPLATE_START):
-            regex, prefix = regex[len(_TEMPLATE_START) :], _TEMPLATE_RUN
+        for opening in ("", _CASELESS_GROUP):
+            if regex.startswith(opening + _TEMPLATE_START):
+                regex, prefix = opening + regex[len(opening + _TEMPLATE_START) :], _TEMPLATE_RUN
         rules.append(
             Rule(
                 spec["id"],
