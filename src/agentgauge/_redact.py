@@ -243,7 +243,7 @@ def _json_screen() -> RuleSet:
         [
             *credential_rules().rules,
             *(
-                Rule(id, regex, re.IGNORECASE, tuple(Needle(k) for k in keywords))
+                Rule(id, regex, 0, tuple(Needle(k) for k in keywords), lowered=True)
                 for id, regex, keywords in rules
             ),
         ],

@@ -122,6 +122,9 @@ class Rule:
         prefix: how many word characters, dots and dashes before a match its allowlists see
             (gitleaks' rules that start with ``[\w.-]{0,50}?``: that lazy start, searched from
             every position, costs more than the rest of the rule, so it is told afterwards).
+        lowered: the regex is written in lower case and searched in the lower-cased text
+            (positions are the same), without ``re.IGNORECASE``, which makes each character
+            of a search several times dearer.
     """
 
     def __init__(
@@ -134,6 +137,7 @@ class Rule:
         group: int = 0,
         allow: Sequence[dict[str, Any]] = (),
         prefix: int = 0,
+        lowered: bool = False,
     ) -> None:
         self.id = id
         self.regex = regex
@@ -143,6 +147,7 @@ class Rule:
         self.group = group
         self._allow_specs = tuple(allow)
         self.prefix = prefix
+        self.lowered = lowered
 
     @cached_property
     def pattern(self) -> re.Pattern[str]:
@@ -199,6 +204,12 @@ class Rule:
         return span
 
 
+_Search = tuple[int, Needle, int, int | None, re.Pattern[str], bool]
+"""A rule owning a needle, as searched where the needle is: its index, the needle, how far
+before and after the needle a match may reach, its regex, whether it searches the lower-cased
+text."""
+
+
 class RuleSet:
     """Rules searched together: one Aho-Corasick pass finds every rule's needles.
 
@@ -220,6 +231,7 @@ class RuleSet:
         self._owners = list(owners.values())
         texts = list(owners)
         self._quiet = {texts.index(t): q.match for t, q in (quiet or {}).items() if t in owners}
+        self._plans: list[tuple[_Search, ...] | None] = [None] * len(texts)
         self._automaton = AhoCorasick(texts, implementation=Implementation.DFA)
         # an ASCII text is searched as bytes, where positions are the same and no character
         # offsets need working out
@@ -227,14 +239,27 @@ class RuleSet:
             [t.encode() for t in texts], implementation=Implementation.DFA
         )
 
-    def _hits(self, text: str) -> Iterator[tuple[Rule, int, int]]:
-        """Each rule with a needle of it found in ``text``: where it starts, and where a
-        match holding it must end."""
-        low = _lowered(text)
+    def _plan(self, index: int) -> tuple[_Search, ...]:
+        """How the rules owning needle ``index`` are searched where it is found (worked out
+        on its first find: a rule's reach parses its regex)."""
+        plan = tuple(
+            (owner, needle, *rule.reach, rule.pattern, rule.lowered)
+            for needle, owner in self._owners[index]
+            for rule in (self.rules[owner],)
+        )
+        self._plans[index] = plan
+        return plan
+
+    def _found(self, low: str) -> list[tuple[int, int, int]]:
+        """The needles found in the lower-cased text: their index, start and end."""
         if low.isascii():
-            found = self._ascii.find_matches_as_indexes(low.encode(), overlapping=True)
-        else:
-            found = self._automaton.find_matches_as_indexes(low, overlapping=True)
+            return self._ascii.find_matches_as_indexes(low.encode(), overlapping=True)
+        return self._automaton.find_matches_as_indexes(low, overlapping=True)
+
+    def _hits(self, text: str, low: str) -> Iterator[tuple[Rule, int, int]]:
+        """Each rule with a needle of it found in ``text`` (lower-cased: ``low``): where it
+        starts, and where a match holding it must end."""
+        found = self._found(low)
         size = len(text)
         searched: dict[int, int] = {}
         quiet = self._quiet
@@ -274,10 +299,37 @@ class RuleSet:
         Args:
             text: the text.
         """
-        return any(
-            next(self._matches(rule, text, at, stop), None) is not None
-            for rule, at, stop in self._hits(text)
-        )
+        # :meth:`_hits` and :meth:`_matches` unrolled: a clean text (the common case) finds
+        # a few needles, and the generators' calls would cost more than the searches
+        low = _lowered(text)
+        found = self._found(low)
+        if not found:
+            return False
+        size = len(text)
+        searched: dict[int, int] = {}
+        quiet, plans = self._quiet, self._plans
+        for index, at, _ in found:
+            if index in quiet and quiet[index](low, at):
+                continue
+            plan = plans[index]
+            if plan is None:
+                plan = self._plan(index)
+            for owner, needle, lead, tail, pattern, lowered in plan:
+                if needle.word_start and not fits(low, needle, at):
+                    continue
+                stop = size if tail is None else min(size, at + tail)
+                subject = low if lowered else text
+                if not lead:
+                    if pattern.match(subject, at, stop) is not None:
+                        return True
+                    continue
+                if stop <= searched.get(owner, -1):
+                    continue
+                searched[owner] = stop
+                match = pattern.search(subject, max(0, at - lead), stop)
+                if match is not None and match.start() <= at:
+                    return True
+        return False
 
     def secrets(self, text: str) -> list[tuple[int, int]]:
         """Where the secrets in ``text`` are (overlapping spans merged), in order.
@@ -286,8 +338,9 @@ class RuleSet:
             text: the text.
         """
         spans = []
-        for rule, at, stop in self._hits(text):
-            for match in self._matches(rule, text, at, stop):
+        low = _lowered(text)
+        for rule, at, stop in self._hits(text, low):
+            for match in self._matches(rule, low if rule.lowered else text, at, stop):
                 span = rule.secret(match)
                 if span is not None:
                     spans.append(span)
