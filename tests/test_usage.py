@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import dataclasses
 import json
+import random
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,7 @@ from agentgauge.io.jsonl import read_traces
 from agentgauge.metrics.base import MetricOptionError, create_metric
 from agentgauge.model import Step, StepKind, Task, Trace, Usage
 from agentgauge.store import Store
-from agentgauge.usage import trace_usage
+from agentgauge.usage import price_usd, trace_usage
 from report_data import embedded
 
 DEMO = Path(__file__).resolve().parents[1] / "examples" / "demo_traces.jsonl"
@@ -130,6 +131,30 @@ def test_cost_from_genai_prices_per_step_and_mixed_sources() -> None:
     )
     assert trace_usage(provider).cost_usd == pytest.approx(1000 * MINI_IN + 50 * MINI_OUT)
     assert trace_usage(Trace(id="n", task=Task(id="t"))).source is None
+
+
+@pytest.mark.parametrize(
+    "model",
+    ["gpt-4o-mini", "openai:gpt-4.1", "anthropic:claude-sonnet-4-0", "gemini-2.5-pro"],
+)
+def test_prices_equal_genai_prices_own_for_flat_and_tiered_models(model: str) -> None:
+    # flat rates are priced without a call per count; tiered ones (gemini: by prompt length)
+    # by genai-prices itself: either way its own figure, to the last digit
+    from genai_prices import Usage as PriceUsage
+    from genai_prices import calc_price
+
+    provider, _, name = model.rpartition(":")
+    rng = random.Random(7)
+    for _ in range(200):
+        inputs = rng.randrange(0, 400_000)
+        cached, outputs = rng.randrange(0, inputs + 1), rng.randrange(0, 50_000)
+        expected = calc_price(
+            PriceUsage(input_tokens=inputs, output_tokens=outputs, cache_read_tokens=cached),
+            name,
+            provider_id=provider or None,
+        ).total_price
+        assert price_usd(model, inputs, outputs, cached) == float(expected)
+    assert price_usd("no-such-model-xyz", 10, 10) is None
 
 
 def test_cost_efficiency_discounts_success_by_spend() -> None:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterable
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 from agentgauge.model import StepKind, Trace, Usage
@@ -98,7 +99,6 @@ def sum_usage(usages: Iterable[Usage]) -> Usage | None:
     )
 
 
-@functools.lru_cache(maxsize=4096)
 def price_usd(
     model: str, input_tokens: int, output_tokens: int, cache_read_tokens: int = 0
 ) -> float | None:
@@ -113,17 +113,85 @@ def price_usd(
         output_tokens: completion tokens.
         cache_read_tokens: prompt tokens read from the cache (priced at the cache rate).
     """
+    rates = _flat_rates(model)
+    if rates is None:
+        return None
+    if rates and 0 <= cache_read_tokens <= input_tokens and output_tokens >= 0:
+        return _at_rates(rates, input_tokens, output_tokens, cache_read_tokens)
+    return _genai_price(model, input_tokens, output_tokens, cache_read_tokens)
+
+
+_MTOK = 1_000_000
+_PROBE = (7_654_321, 1_234_567, 2_345_678)
+"""Token counts whose price checks that a model's flat rates give genai-prices' own figure."""
+
+
+def _at_rates(
+    rates: tuple[Decimal, Decimal, Decimal], inputs: int, outputs: int, cached: int
+) -> float:
+    """The price at flat per-million rates (input, output, cache read), in exact decimals as
+    genai-prices adds them: the cache reads at their rate, the other input tokens at the input
+    rate."""
+    per_input, per_output, per_cached = rates
+    return float(
+        per_input * (inputs - cached) / _MTOK
+        + per_cached * cached / _MTOK
+        + per_output * outputs / _MTOK
+    )
+
+
+@functools.lru_cache(maxsize=256)
+def _flat_rates(model: str) -> tuple[Decimal, Decimal, Decimal] | tuple[()] | None:
+    """The input, output and cache-read prices per million tokens of ``model`` when they are
+    flat (one price whatever the counts: a trace's tokens are then priced without calling
+    genai-prices, whose every call resolves the model's prices afresh); ``()`` when they are
+    not (tiers by prompt length, a unit priced otherwise), None when genai-prices has no price.
+    """
     from genai_prices import Usage as PriceUsage
     from genai_prices import calc_price
 
+    for ref, provider_id in _lookups(model):
+        try:
+            prices = calc_price(PriceUsage(), ref, provider_id=provider_id).model_price
+        except LookupError:
+            continue
+        break
+    else:
+        return None
+    per_input, per_output, per_cached = (
+        getattr(prices, key, None) for key in ("input_mtok", "output_mtok", "cache_read_mtok")
+    )
+    if not (
+        isinstance(per_input, Decimal)
+        and isinstance(per_output, Decimal)
+        and isinstance(per_cached, Decimal)
+    ):
+        return ()
+    rates = (per_input, per_output, per_cached)
+    # the rule above must give genai-prices' own figure, else each call asks it
+    return rates if _at_rates(rates, *_PROBE) == _genai_price(model, *_PROBE) else ()
+
+
+def _lookups(model: str) -> list[tuple[str, str | None]]:
+    """The model name and provider to look ``model`` up with, in turn: at the provider of a
+    ``provider:model`` string first, then anywhere."""
     provider, _, name = model.rpartition(":")
+    return [(name, provider), (name, None)] if provider else [(name, None)]
+
+
+@functools.lru_cache(maxsize=4096)
+def _genai_price(
+    model: str, input_tokens: int, output_tokens: int, cache_read_tokens: int
+) -> float | None:
+    from genai_prices import Usage as PriceUsage
+    from genai_prices import calc_price
+
     tokens = PriceUsage(
         input_tokens=input_tokens,
         output_tokens=output_tokens,
         cache_read_tokens=cache_read_tokens,
     )
-    attempts = [(name, provider or None), (name, None)] if provider else [(name, None)]
-    for ref, provider_id in attempts:
+    for ref, provider_id in _lookups(model):
         try:
             return float(calc_price(tokens, ref, provider_id=provider_id).total_price)
         except LookupError:
