@@ -21,7 +21,7 @@ import zlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from functools import partial
+from functools import lru_cache, partial
 from pathlib import Path, PurePath
 from typing import Any, NamedTuple, Protocol, overload
 
@@ -515,7 +515,20 @@ def _text(value: str | None) -> str | None:
 def _shown(value: str | None) -> str | None:
     """Text from the input or a model, as the store keeps it: credentials hidden, then
     :func:`_text`."""
-    return None if value is None else _text(hide_credentials(value))
+    if value is None:
+        return None
+    if len(value) <= _SHORT_TEXT:
+        return _shown_short(value)
+    return _text(hide_credentials(value))
+
+
+# the reasons, ids and categories of a run's samples repeat: each short one is screened once
+_SHORT_TEXT = 256
+
+
+@lru_cache(maxsize=8192)
+def _shown_short(value: str) -> str:
+    return _text(hide_credentials(value))
 
 
 def _sample_values(s: SampleRow) -> tuple[Any, ...]:
