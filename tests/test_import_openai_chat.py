@@ -15,6 +15,7 @@ from agentgauge.io.importers import get_importer
 from agentgauge.io.jsonl import ReadError
 from agentgauge.io.openai_chat import read_openai_chat
 from agentgauge.model import ReferenceStep, StepKind, ToolCall, Trace
+from agentgauge.store import Store
 
 runner = CliRunner()
 
@@ -230,10 +231,10 @@ def test_registered_as_an_importer() -> None:
     assert get_importer("openai-chat") is read_openai_chat
 
 
-def _evaluate(tmp_path: Path, chats: Path, suite: str) -> dict[str, Any]:
+def _evaluate(tmp_path: Path, chats: Path, suite: str, jobs: int = 1) -> dict[str, Any]:
     suite_file = tmp_path / "S.toml"
     suite_file.write_text(suite, encoding="utf-8")
-    out = tmp_path / "out.json"
+    out = tmp_path / f"out-{jobs}.json"
     result = runner.invoke(
         app,
         [
@@ -246,9 +247,9 @@ def _evaluate(tmp_path: Path, chats: Path, suite: str) -> dict[str, Any]:
             "--json",
             str(out),
             "--db",
-            str(tmp_path / "a.db"),
+            str(tmp_path / f"{jobs}.db"),
             "--jobs",
-            "1",
+            str(jobs),
             "--no-progress",
         ],
     )
@@ -360,3 +361,38 @@ strict_order = false
     assert composites == {"same": 1.0, "wrong": 1.0, "none": 0.0}
     details = {s["id"]: s["details"] for s in doc["samples"]}
     assert "search" in details["none"]["trajectory_match"]["failed"]["why"]
+
+
+def test_chats_are_read_in_the_workers_as_in_one_process(tmp_path: Path) -> None:
+    # each line is parsed where it is scored: the same traces, values and located errors
+    # with two workers as with none, and each sample knows its file and line
+    chats = _write(
+        tmp_path,
+        *({**CHAT, "id": f"chat-{k}"} for k in range(6)),
+        {"messages": [{"role": "wizard", "content": "hi"}]},
+        {**CHAT, "id": "last", "messages": CHAT["messages"][:2]},
+    )
+    suite = """
+name = "chats"
+metrics = ["trajectory_match", "tool_call_accuracy", "safety"]
+[weights]
+trajectory_match = 1.0
+"""
+    one, two = _evaluate(tmp_path, chats, suite), _evaluate(tmp_path, chats, suite, jobs=2)
+    for doc in (one, two):
+        assert [e["line"] for e in doc["errors"]] == [7]
+    assert [(s["id"], s["metrics"], s["composite"]) for s in one["samples"]] == [
+        (s["id"], s["metrics"], s["composite"]) for s in two["samples"]
+    ]
+    traces = [t for t in read_openai_chat(chats) if isinstance(t, Trace)]
+    assert [s["id"] for s in two["samples"]] == [t.id for t in traces]
+    with Store(tmp_path / "2.db") as store:
+        run = store.list_runs()[0]
+        rows = list(store.iter_samples(run.id, with_trace=True))
+    assert [(r.source, r.line) for r in rows] == [
+        (str(chats), line) for line in (1, 2, 3, 4, 5, 6, 8)
+    ]
+    # the trace is stored, not the chat it was read from
+    stored = [r.trace_json for r in rows]
+    assert all(t is not None for t in stored)
+    assert [Trace.model_validate_json(t) for t in stored if t is not None] == traces

@@ -21,7 +21,7 @@ from typing import Any, Literal
 from agentgauge.config import Suite, load_suite
 from agentgauge.documents.compare import RunSamples, compare_samples
 from agentgauge.documents.summary import run_aggregate, run_usage, run_verdict
-from agentgauge.engine import EvaluateOptions
+from agentgauge.engine import EvaluateOptions, collector_paused
 from agentgauge.engine import evaluate as run_engine
 from agentgauge.errors import AgentgaugeError
 from agentgauge.io.importers import get_importer
@@ -89,12 +89,15 @@ def load_traces(
             raise FileNotFoundError(f"no such file: {os.fspath(path)}")
     traces: list[Trace] = []
     errors: list[ReadError] = []
-    for path in files:
-        for item in read(os.fspath(path)):
-            if isinstance(item, ReadError):
-                errors.append(item)
-            else:
-                traces.append(item)
+    # every trace read stays alive: the collector, triggered by their number, would walk
+    # them all again and again (more than half the time of a large file)
+    with collector_paused():
+        for path in files:
+            for item in read(os.fspath(path)):
+                if isinstance(item, ReadError):
+                    errors.append(item)
+                else:
+                    traces.append(item)
     if errors and on_error == "raise":
         raise TraceReadError(errors, traces)
     if errors:

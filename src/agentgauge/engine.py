@@ -42,7 +42,7 @@ from agentgauge._redact import hide_credentials, might_hold_secret, redact_secre
 from agentgauge._safe import DecodeError, dumps, guarded, loads, may_hold_surrogate
 from agentgauge.config import Suite
 from agentgauge.errors import AgentgaugeError
-from agentgauge.io.importers import IMPORTERS
+from agentgauge.io.importers import IMPORTERS, parse_raw_line
 from agentgauge.io.jsonl import RawLine, ReadError, iter_raw_lines, parse_line
 from agentgauge.judges.cost import judge_spend
 from agentgauge.judges.preflight import check_judge
@@ -80,6 +80,7 @@ __all__ = [
     "Outcome",
     "SampleScore",
     "checked_metrics",
+    "collector_paused",
     "evaluate",
     "evaluate_files",
     "executor",
@@ -165,8 +166,9 @@ _ROUND = 64
 
 
 @contextmanager
-def _collector_paused() -> Iterator[None]:
-    """No cyclic garbage collection while a batch is parsed and scored.
+def collector_paused() -> Iterator[None]:
+    """No cyclic garbage collection inside the block: while a batch is parsed and scored, or
+    a file of traces is read.
 
     Scoring makes many short-lived objects, freed by reference counting as soon as they are
     done with; the collector, triggered by their number, would walk every live object (the
@@ -197,7 +199,7 @@ def score_traces(
     """
     built = list(metrics) if metrics is not None else suite.build_metrics()
     empty = [_nothing_to_score(t) for t in traces]
-    with _collector_paused():
+    with collector_paused():
         scored = iter(
             _score_traces([t for t, e in zip(traces, empty, strict=True) if not e], suite, built)
         )
@@ -412,7 +414,7 @@ def score_batch(batch: Batch, suite: Suite, metrics: Sequence[Metric]) -> Outcom
         suite: the suite.
         metrics: the suite's metrics, built (:meth:`Suite.build_metrics`).
     """
-    with _collector_paused():
+    with collector_paused():
         return _parse_and_score(batch, suite, metrics)
 
 
@@ -421,11 +423,14 @@ def _parse_and_score(batch: Batch, suite: Suite, metrics: Sequence[Metric]) -> O
     keyed: list[tuple[int, str, Trace, str | None, int | None, str | None]] = []
     for seq, key, item in batch:
         if isinstance(item, RawLine):
-            parsed = parse_line(item)
+            native = item.trace_format == "native"
+            parsed = parse_line(item) if native else parse_raw_line(item)
             if isinstance(parsed, ReadError):
                 errors.append(parsed)
             else:
-                keyed.append((seq, key, parsed, item.source, item.line, item.text))
+                # a native line is the trace's JSON, stored as it is when it holds no secret
+                text = item.text if native else None
+                keyed.append((seq, key, parsed, item.source, item.line, text))
         elif isinstance(item, ReadError):
             errors.append(item)
         else:
@@ -692,13 +697,17 @@ def _start_runner(
     suite: Suite, built: Sequence[Metric], make_runner: ExecutorFactory, opts: EvaluateOptions
 ) -> BatchRunner:
     """The runner that scores the batches, its workers started: ``make_runner``'s, or this
-    process's when the suite's judge has a budget."""
+    process's when the suite's judge has a budget; one worker when the input is known to fit
+    in one batch."""
     n_jobs = max(1, opts.jobs if opts.jobs is not None else (os.cpu_count() or 1))
     judge = suite.judge
     if judge is not None and (judge.max_calls is not None or judge.max_cost_usd is not None):
         # A judge budget is counted in the process that makes the calls: one process keeps it
         # the run's budget (the judge's calls still run concurrently inside it).
         make_runner, n_jobs = EXECUTORS.get("local"), 1
+    elif opts.total is not None and opts.total <= opts.batch_size:
+        # one batch at most: a pool would score it in one worker, after seconds of start-up
+        n_jobs = 1
     return make_runner(suite, built, jobs=n_jobs, address=opts.ray_address)
 
 

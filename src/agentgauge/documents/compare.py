@@ -13,8 +13,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from scipy.stats import false_discovery_control
-
 from agentgauge.metrics.base import lower_is_better
 from agentgauge.results import samples_of
 from agentgauge.stats import PairedComparison, paired_comparison, pass_k_over_counts
@@ -201,6 +199,8 @@ def _kinds(suite_config: dict[str, Any]) -> dict[str, str]:
 
 def _benjamini_hochberg(p_values: dict[str, float | None]) -> dict[str, float]:
     """Benjamini–Hochberg adjusted p-values (``scipy.stats.false_discovery_control``)."""
+    from scipy.stats import false_discovery_control  # on first use: a second of start-up
+
     tested = {name: p for name, p in p_values.items() if p is not None}
     if not tested:
         return {}

@@ -34,12 +34,14 @@ __all__ = [
     "convert",
     "get_importer",
     "importer",
+    "parse_raw_line",
 ]
 
 Importer: TypeAlias = "Callable[..., Iterator[Trace | ReadError]]"
 """``read(path, **options)``: the file's traces, and a ReadError for each part it cannot read."""
 
 LineSplitter: TypeAlias = "Callable[[str | Path], Iterator[RawLine | ReadError]]"
+LineParser: TypeAlias = "Callable[[RawLine], Trace | ReadError]"
 
 
 @dataclass(frozen=True)
@@ -50,9 +52,11 @@ class ImporterInfo:
         name: the format's name (``--format``).
         read: the reader.
         options: the reader's keyword options and their defaults.
-        lines: for a format of one trace per line: the file's raw lines, parsed later in the
-            scoring workers (in parallel); None when only ``read`` reads the format.
+        lines: for a format of one trace per line: the file's raw lines, each naming this
+            format, parsed later in the scoring workers (in parallel) by ``parse``; None when
+            only ``read`` reads the format.
         no_trace_hint: what to tell a user whose files gave no trace at all.
+        parse: with ``lines``: one line's trace (or what is wrong with it).
     """
 
     name: str
@@ -60,6 +64,7 @@ class ImporterInfo:
     options: dict[str, Any]
     lines: LineSplitter | None = None
     no_trace_hint: str | None = None
+    parse: LineParser | None = None
 
     def items(self, paths: Iterable[str | Path]) -> Iterable[Trace | ReadError | RawLine]:
         """What the engine scores from ``paths``: raw lines when the format has them, traces
@@ -89,6 +94,7 @@ def importer(
     description: str = "",
     lines: LineSplitter | None = None,
     no_trace_hint: str | None = None,
+    parse: LineParser | None = None,
 ) -> Callable[[Importer], Importer]:
     """Register a reader ``read(path, **options) -> Iterator[Trace | ReadError]`` as the
     importer of the format ``name``.
@@ -99,12 +105,15 @@ def importer(
             first line).
         lines: see :class:`ImporterInfo`.
         no_trace_hint: see :class:`ImporterInfo`.
+        parse: see :class:`ImporterInfo` (required with ``lines``).
     """
+    if (lines is None) != (parse is None):
+        raise TypeError(f"@importer({name!r}): lines and parse go together")
 
     def info(read: Importer) -> ImporterInfo:
         if not callable(read):
             raise TypeError(f"@importer({name!r}) decorates a function, not {read!r}")
-        return ImporterInfo(name, read, keyword_options(read), lines, no_trace_hint)
+        return ImporterInfo(name, read, keyword_options(read), lines, no_trace_hint, parse)
 
     return IMPORTERS.decorator(name, info, description=description)
 
@@ -121,6 +130,18 @@ IMPORTERS: Registry[ImporterInfo] = Registry(
     adopt=lambda name, obj: importer(name)(obj),
 )
 """Every importer by format name."""
+
+
+def parse_raw_line(raw: RawLine) -> Trace | ReadError:
+    """The trace of one raw line, read by the importer its format names (in a worker).
+
+    Args:
+        raw: the line.
+    """
+    parse = IMPORTERS.get(raw.trace_format).parse
+    if parse is None:  # a raw line comes only from a format that has a parser
+        raise ValueError(f"the {raw.trace_format!r} format reads whole files, not lines")
+    return parse(raw)
 
 
 def get_importer(name: str) -> Importer:

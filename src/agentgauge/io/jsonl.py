@@ -107,11 +107,19 @@ def printable(text: str) -> str:
 
 @dataclass(frozen=True)
 class RawLine:
-    """One unparsed line, so that parsing can happen in a worker process."""
+    """One unparsed line, so that parsing can happen in a worker process.
+
+    Args:
+        source: the file it came from.
+        line: 1-based line number.
+        text: the line.
+        trace_format: the importer that reads it (a format of one trace per line).
+    """
 
     source: str
     line: int
     text: str
+    trace_format: str = "native"
 
     @property
     def key(self) -> str:
@@ -144,6 +152,7 @@ def iter_raw_lines(
     end: int | None = None,
     first_line: int = 1,
     opener: Callable[[], IO[bytes]] | None = None,
+    trace_format: str = "native",
 ) -> Iterator[RawLine | ReadError]:
     """Yield the non-blank lines of a JSONL file with their 1-based numbers.
 
@@ -158,6 +167,7 @@ def iter_raw_lines(
         first_line: the number of the first line that begins at or after ``start``.
         opener: opens the file as binary (a remote file's stream); ``path`` is opened
             (``.gz`` decompressed) by default.
+        trace_format: the format of its lines, named in each :class:`RawLine`.
     """
     source = str(path)
     number = first_line - 1
@@ -192,7 +202,7 @@ def iter_raw_lines(
                     )
                     continue
                 if text.strip():
-                    yield RawLine(source, number, text)
+                    yield RawLine(source, number, text, trace_format)
     except (OSError, EOFError, zlib.error) as exc:
         yield ReadError(source, number + 1, None, f"the file cannot be read on: {exc}")
 

@@ -35,7 +35,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agentgauge._safe import DECODE_ERRORS, describe
 from agentgauge.io.importers import importer
-from agentgauge.io.jsonl import ReadError, iter_raw_lines, validate_line, validation_read_error
+from agentgauge.io.jsonl import (
+    RawLine,
+    ReadError,
+    iter_raw_lines,
+    validate_line,
+    validation_read_error,
+)
 from agentgauge.model import (
     JSON,
     ExpectedCall,
@@ -56,6 +62,7 @@ __all__ = [
     "Loose",
     "decode_arguments",
     "message_text",
+    "parse_chat_line",
     "read_openai_chat",
     "tool_spec",
 ]
@@ -334,8 +341,36 @@ def _trace(chat: _Chat, line: int) -> Trace:
     )
 
 
+def parse_chat_line(raw: RawLine) -> Trace | ReadError:
+    """The trace of one line of an ``openai-chat`` file, or a ReadError naming the line and
+    the field at fault.
+
+    Args:
+        raw: the line.
+    """
+    chat = validate_line(_Chat, raw)
+    if isinstance(chat, ReadError):
+        return chat
+    try:
+        return _trace(chat, raw.line)
+    except _FieldError as exc:
+        return ReadError(raw.source, raw.line, exc.field, exc.message)
+    except ValidationError as exc:
+        return validation_read_error(raw.source, raw.line, exc)
+
+
+_FORMAT = "openai-chat"
+
+
+def _chat_lines(path: str | Path) -> Iterator[RawLine | ReadError]:
+    return iter_raw_lines(path, trace_format=_FORMAT)
+
+
 @importer(
-    "openai-chat", description="chats in OpenAI's message format, with optional expected messages"
+    _FORMAT,
+    description="chats in OpenAI's message format, with optional expected messages",
+    lines=_chat_lines,
+    parse=parse_chat_line,
 )
 def read_openai_chat(path: str | Path) -> Iterator[Trace | ReadError]:
     """Stream the chats of an ``openai-chat`` JSONL file as Traces; a bad line comes out as a
@@ -344,17 +379,5 @@ def read_openai_chat(path: str | Path) -> Iterator[Trace | ReadError]:
     Args:
         path: a ``.jsonl`` file, optionally ``.gz``-compressed.
     """
-    for raw in iter_raw_lines(path):
-        if isinstance(raw, ReadError):
-            yield raw
-            continue
-        chat = validate_line(_Chat, raw)
-        if isinstance(chat, ReadError):
-            yield chat
-            continue
-        try:
-            yield _trace(chat, raw.line)
-        except _FieldError as exc:
-            yield ReadError(raw.source, raw.line, exc.field, exc.message)
-        except ValidationError as exc:
-            yield validation_read_error(raw.source, raw.line, exc)
+    for raw in _chat_lines(path):
+        yield raw if isinstance(raw, ReadError) else parse_chat_line(raw)

@@ -40,7 +40,6 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
-from scipy import stats as sps
 
 from agentgauge.stats import mean_ci
 
@@ -86,8 +85,10 @@ def _half_width(values: Sequence[float]) -> tuple[float | None, float]:
     k = len(values)
     if k < 2:
         return None, 0.0
+    from scipy import stats  # on first use: most runs have no repeated judge
+
     sd = float(np.std(values, ddof=1))
-    return sd, float(sps.t.ppf(0.5 + _CONFIDENCE / 2, k - 1)) * sd / math.sqrt(k)
+    return sd, float(stats.t.ppf(0.5 + _CONFIDENCE / 2, k - 1)) * sd / math.sqrt(k)
 
 
 def combine(values: Sequence[float], aggregate: Aggregate) -> Combined:
