@@ -8,6 +8,12 @@ sample back from the store. Beside them, in the same run: reading the same file'
 ``evaluate --jobs 1`` / ``json.loads``, ``--jobs N`` / ``--jobs 1`` and the peak memory of a run
 ten times smaller (flat: the memory does not grow with the number of traces).
 
+The traces carry usage blocks (per model call and in total), as real ones do. Also printed:
+the secret screen's cost per stored trace beside ``json.loads`` of the same line (CPU time,
+which the machine's other load does not inflate); the same traces as OpenAI chats and as
+OTLP/JSON spans evaluated with ``--jobs 1`` and ``--jobs 2`` (every format is read where it
+is scored); and the whole ``agentgauge evaluate`` process on a three-trace file (start-up).
+
     python bench/bench_engine.py [--n 100000]
 """
 
@@ -25,6 +31,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 WORDS = (
     "the result is therefore clear because the data shows growth however costs rose "
@@ -110,11 +117,11 @@ def _generate(path: Path, n: int) -> None:
             fh.write(json.dumps(_trace(i, rng)) + "\n")
 
 
-def _worker(path: Path, jobs: int) -> None:
+def _worker(path: Path, jobs: int, trace_format: str) -> None:
     from rich.console import Console
 
     from agentgauge.config import load_suite
-    from agentgauge.engine import EvaluateOptions, evaluate, iter_sources
+    from agentgauge.engine import EvaluateOptions, FileRun, evaluate_files
     from agentgauge.report.export import write_result_json
     from agentgauge.report.terminal import print_summary
     from agentgauge.store import Store
@@ -122,16 +129,16 @@ def _worker(path: Path, jobs: int) -> None:
     db = path.with_suffix(f".{jobs}.db")
     for suffix in ("", "-wal", "-shm"):
         Path(f"{db}{suffix}").unlink(missing_ok=True)
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), _cpu_seconds()
     with Store(db) as store:
-        run_id = evaluate(
-            iter_sources([path]),
-            load_suite("behavior"),
+        run_id = evaluate_files(
+            FileRun(load_suite("behavior"), [path], trace_format),
             store=store,
             options=EvaluateOptions(jobs=jobs, progress=False, batch_size=256),
         )
         n = store.get_run(run_id).n_samples
         elapsed = time.perf_counter() - start
+        cpu = _cpu_seconds() - cpu_start
         own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         report_start = time.perf_counter()
         print_summary(store, run_id, Console(file=io.StringIO()))
@@ -144,6 +151,7 @@ def _worker(path: Path, jobs: int) -> None:
             {
                 "n": n,
                 "seconds": elapsed,
+                "cpu_seconds": cpu,
                 "report_seconds": report_s,
                 "report_rss_mb": report_rss,
                 "rss_mb": own,
@@ -211,9 +219,103 @@ def _validated_words(line: bytes) -> list[frozenset[str]]:
     return [frozenset(_WORD.findall(text.lower())) for text in texts]
 
 
-def _evaluate(path: Path, jobs: int) -> dict[str, float]:
+def _cpu_seconds() -> float:
+    """Processor time of this process and of its finished children."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def _screen_rates(path: Path, limit: int) -> dict[str, float]:
+    """Processor seconds per line of ``json.loads`` and of the secret screen that decides
+    whether a stored trace is redacted (best of five each), and how many lines it flags."""
+    from agentgauge._redact import might_hold_secret
+
+    with path.open() as fh:
+        lines = [line for _, line in zip(range(limit), fh, strict=False)]
+    best = {"json_loads": float("inf"), "screen": float("inf")}
+    for _ in range(5):
+        for key, fn in (("json_loads", json.loads), ("screen", might_hold_secret)):
+            start = time.process_time()
+            for line in lines:
+                fn(line)
+            best[key] = min(best[key], (time.process_time() - start) / len(lines))
+    return {**best, "flagged": sum(map(might_hold_secret, lines))}
+
+
+def _generate_spans(path: Path, n: int) -> None:
+    """``n`` runs of the single-agent OTLP/JSON fixture, each with its own trace ids (as the
+    importer bench writes them)."""
+    sys.path.insert(0, str(Path(__file__).parent))
+    from bench_import import _generate as generate_runs
+
+    generate_runs(path, n)
+
+
+def _chat(trace: dict[str, Any]) -> dict[str, Any]:
+    """One generated trace as an OpenAI chat: the question, the agent's messages and calls,
+    the tools' answers and the final answer."""
+    task = trace["task"]
+    messages: list[dict[str, Any]] = [{"role": "user", "content": task["input"]["question"]}]
+    for step in trace["steps"]:
+        if step["kind"] == "llm":
+            messages.append({"role": "assistant", "content": step["content"]})
+        elif step["kind"] == "tool_call":
+            call = step["tool_call"]
+            function = {"name": call["name"], "arguments": json.dumps(call["arguments"])}
+            messages.append(
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [{"id": f"c{step['index']}", "function": function}],
+                }
+            )
+        else:
+            messages.append(
+                {
+                    "role": "tool",
+                    "tool_call_id": f"c{step['index'] - 1}",
+                    "content": json.dumps(step["result"]),
+                }
+            )
+    messages.append({"role": "assistant", "content": trace["output"]["explanation"]})
+    return {"id": trace["id"], "messages": messages, "metadata": {"model": MODEL}}
+
+
+def _generate_chats(path: Path, n: int) -> None:
+    rng = random.Random(0)
+    with path.open("w") as fh:
+        for i in range(n):
+            fh.write(json.dumps(_chat(_trace(i, rng))) + "\n")
+
+
+def _cli_start(tmp: Path, runs: int = 5) -> dict[str, float]:
+    """Best wall time of whole ``agentgauge evaluate`` processes on a three-trace file (as a
+    user types it: default workers, progress bar), and of Python starting alone."""
+    small = tmp / "three.jsonl"
+    _generate(small, 3)
+    cli = [sys.executable, "-m", "agentgauge", "evaluate", str(small), "--db", str(tmp / "c.db")]
+    best = {"cli": float("inf"), "python": float("inf")}
+    for _ in range(runs):
+        for key, command in (("cli", cli), ("python", [sys.executable, "-c", "pass"])):
+            start = time.perf_counter()
+            subprocess.run(command, check=True, capture_output=True)
+            best[key] = min(best[key], time.perf_counter() - start)
+    return best
+
+
+def _evaluate(path: Path, jobs: int, trace_format: str = "native") -> dict[str, float]:
     out = subprocess.run(
-        [sys.executable, __file__, "--worker", str(path), "--jobs", str(jobs)],
+        [
+            sys.executable,
+            __file__,
+            "--worker",
+            str(path),
+            "--jobs",
+            str(jobs),
+            "--format",
+            trace_format,
+        ],
         capture_output=True,
         text=True,
         check=True,
@@ -231,9 +333,10 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=100_000)
     parser.add_argument("--worker", type=Path)
     parser.add_argument("--jobs", type=int, default=1)
+    parser.add_argument("--format", default="native")
     args = parser.parse_args()
     if args.worker:
-        _worker(args.worker, args.jobs)
+        _worker(args.worker, args.jobs, args.format)
         return
     cores = os.cpu_count() or 1
     load_before = os.getloadavg()[0]
@@ -249,6 +352,23 @@ def main() -> None:
         flat = _evaluate(small, 1)
         reads.append(_read_rates(path, min(args.n, 20_000)))
         ref = _in_memory(path, min(args.n, 20_000))
+        screen = _screen_rates(path, min(args.n, 5_000))
+        # the same traces in the other formats, a fifth as many, each read where it is scored
+        native = Path(tmp) / "native.jsonl"
+        _generate(native, args.n // 5)
+        chats = Path(tmp) / "chats.jsonl"
+        _generate_chats(chats, args.n // 5)
+        spans = Path(tmp) / "spans.jsonl"
+        _generate_spans(spans, args.n // 5)
+        formats = [
+            (label, [_evaluate(file, jobs, fmt) for jobs in (1, 2)])
+            for label, file, fmt in (
+                ("native", native, "native"),
+                ("openai-chat", chats, "openai-chat"),
+                ("otel (OTLP/JSON)", spans, "otel"),
+            )
+        ]
+        start_up = _cli_start(Path(tmp))
     loads_s = min(r["json_loads"] for r in reads)
     validate_s = min(r["validate"] for r in reads)
     words_s = min(r["words"] for r in reads)
@@ -295,6 +415,26 @@ def main() -> None:
             f"evaluate --jobs {jobs} / --jobs 1: {r['n'] / r['seconds'] / one:.2f} "
             f"(linear would be {jobs}; {cores} cores)"
         )
+    cpu_one = rows[0][1]["cpu_seconds"] / rows[0][1]["n"]
+    print(
+        f"by processor time (what the other load on the machine does not inflate): evaluate "
+        f"--jobs 1 {cpu_one * 1e6:,.0f} µs per trace, json.loads {screen['json_loads'] * 1e6:.1f} "
+        f"µs: {screen['json_loads'] / cpu_one:.3f}"
+    )
+    print(
+        f"secret screen of the stored trace: {screen['screen'] * 1e6:.1f} µs per trace "
+        f"({screen['flagged']} of {min(args.n, 5_000):,} flagged; json.loads of the same line "
+        f"{screen['json_loads'] * 1e6:.1f} µs)"
+    )
+    print(f"{'format (same traces)':<28}{'--jobs 1/s':>11}{'--jobs 2/s':>11}{'ratio':>7}")
+    for label, (r1, r2) in formats:
+        a, b = r1["n"] / r1["seconds"], r2["n"] / r2["seconds"]
+        agree = "" if r1["n"] == r2["n"] else f"  (samples differ: {r1['n']} vs {r2['n']})"
+        print(f"{label:<28}{a:>11,.0f}{b:>11,.0f}{b / a:>7.2f}{agree}")
+    print(
+        f"agentgauge evaluate, 3 traces, whole process: {start_up['cli']:.2f} s "
+        f"(python starting alone: {start_up['python']:.2f} s)"
+    )
 
 
 if __name__ == "__main__":
