@@ -61,18 +61,25 @@ _ENVIRONMENT_ROLES = {"user": "user", "environment": "user", "system": "system",
 # --------------------------------------------------------------------------- chat views
 
 
-@dataclass
+# one encoder for every label: json.dumps would build one per call
+_LABEL_ENCODER = json.JSONEncoder(sort_keys=True, default=str)
+
+
+@dataclass(eq=False, slots=True)
 class _Call:
+    """A tool call; two calls are the same call only when they are one object (two equal
+    calls in one message are answered one after the other)."""
+
     name: str
     arguments: dict[str, JSON]
     step: int
     output: JSON = None
 
     def label(self) -> str:
-        return f"{self.name}({json.dumps(self.arguments, sort_keys=True, default=str)})"
+        return f"{self.name}({_LABEL_ENCODER.encode(self.arguments)})"
 
 
-@dataclass
+@dataclass(slots=True)
 class _Message:
     role: str
     step: int
@@ -148,7 +155,7 @@ class _Reference:
     source: str
 
 
-def _reference_messages(steps: Sequence[ReferenceStep]) -> list[_Message]:
+def _reference_messages(steps: Sequence[ReferenceStep], link_outputs: bool) -> list[_Message]:
     messages = []
     outputs = _Outputs()
     for index, step in enumerate(steps):
@@ -156,20 +163,31 @@ def _reference_messages(steps: Sequence[ReferenceStep]) -> list[_Message]:
         for call in step.tool_calls:
             reference_call = _Call(call.name, call.arguments, index)
             message.calls.append(reference_call)
-            outputs.call(reference_call, call.id)
-        if step.role == "tool":
+            if link_outputs:
+                outputs.call(reference_call, call.id)
+        if link_outputs and step.role == "tool":
             outputs.result(step.tool_call_id, step.content)
         messages.append(message)
     return messages
 
 
-def _reference(task: Task) -> _Reference | str:
-    """The task's reference, or why there is none to compare with."""
+def _trace_calls(trace: Trace) -> list[_Call]:
+    """The calls of :func:`_trace_messages`, in order, without their outputs."""
+    return [
+        _Call(step.tool_call.name, step.tool_call.arguments, step.index)
+        for step in trace.steps
+        if step.tool_call is not None
+    ]
+
+
+def _reference(task: Task, link_outputs: bool = True) -> _Reference | str:
+    """The task's reference, or why there is none to compare with; ``link_outputs=False``
+    leaves the reference calls' outputs unread (None), for a comparison without them."""
     trajectory = task.reference_trajectory
     if trajectory is not None:
         steps = [s for s in trajectory if isinstance(s, ReferenceStep)]
         if trajectory and len(steps) == len(trajectory):
-            messages = _reference_messages(steps)
+            messages = _reference_messages(steps, link_outputs)
             calls = [c for m in messages for c in m.calls]
             return _Reference(messages, calls, True, True, "reference_trajectory")
         names = [s for s in trajectory if isinstance(s, str)]
@@ -713,7 +731,7 @@ class ToolCallAccuracy:
         tools only."""
         if (failed := _run_failure(trace)) is not None:
             return failed
-        reference = _reference(trace.task)
+        reference = _reference(trace.task, link_outputs=False)
         if isinstance(reference, str):
             return MetricResult.missing(reference)
         if reference.calls and not reference.arguments:
@@ -721,7 +739,7 @@ class ToolCallAccuracy:
                 "the reference trajectory names tools only: it has no arguments to compare"
             )
         expected = list(reference.calls)
-        predicted = [c for m in _trace_messages(trace) for c in m.calls]
+        predicted = _trace_calls(trace)
         if not predicted and not expected:
             return MetricResult(value=1.0, reason="no call expected and none made")
         if not predicted:
