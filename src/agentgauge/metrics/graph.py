@@ -34,14 +34,16 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Collection, Sequence
 from itertools import pairwise
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-import networkx as nx
 import numpy as np
 
 from agentgauge.metrics.base import MetricResult, metric, shared_per_trace
 from agentgauge.metrics.behavior import DEFAULT_ENVIRONMENT_AGENTS
 from agentgauge.model import MessageType, Step, StepKind, Trace
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 __all__ = [
     "COORDINATION_TYPES",
@@ -100,6 +102,8 @@ def tool_graph(trace: Trace) -> nx.DiGraph:
         Nodes are tool names (attribute ``calls``: how often each was called); an edge
         ``a → b`` (attribute ``count``) for every call of ``b`` directly after a call of ``a``.
     """
+    import networkx as nx  # on first use: a fifth of a second of every command's start
+
     names = [s.tool_call.name for s in _tool_steps(trace) if s.tool_call is not None]
     graph = nx.DiGraph()
     for name, calls in Counter(names).items():
@@ -124,6 +128,8 @@ def interaction_graph(
         messages) except the environment; an edge (attribute ``messages``: how many) joins the
         two ends of every message between two different named agents.
     """
+    import networkx as nx
+
     environment = _environment(environment_agents)
     graph = nx.Graph()
     for step in trace.steps:
@@ -205,6 +211,8 @@ def _path_convergence(trace: Trace) -> MetricResult:
         )
     if not actual:
         return MetricResult.missing("the trace has no tool call and the task no reference")
+    import networkx as nx
+
     graph = tool_graph(trace)
     shortest = nx.shortest_path(graph, actual[0], actual[-1])
     details = {
@@ -393,6 +401,8 @@ class CoordinationCentrality:
 def _coordination_centrality(
     trace: Trace, aggregate: Literal["max", "mean"], environment: frozenset[str]
 ) -> MetricResult:
+    import networkx as nx
+
     graph = interaction_graph(trace, environment)
     if graph.number_of_edges() == 0:
         return MetricResult.missing(
