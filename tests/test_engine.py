@@ -304,26 +304,6 @@ def test_redaction_keeps_counts_and_hides_url_credentials() -> None:
     }
 
 
-def test_ray_executor_gives_the_local_results(tmp_path: Path) -> None:
-    from agentgauge.config import load_suite
-
-    demo = Path(__file__).resolve().parents[1] / "examples" / "demo_traces.jsonl"
-    suite = load_suite("behavior")
-    docs = []
-    for executor in ("local", "ray"):
-        with Store(tmp_path / f"{executor}.db") as store:
-            rid = evaluate(
-                iter_sources([demo]),
-                suite,
-                store=store,
-                options=EvaluateOptions(jobs=2, progress=False, batch_size=16, executor=executor),
-            )
-            docs.append(result_document(store, rid))
-    assert len(docs[0]["samples"]) == len(docs[1]["samples"]) > 0
-    assert docs[0]["samples"] == docs[1]["samples"]
-    assert docs[0]["aggregate"] == docs[1]["aggregate"]
-
-
 def test_a_version_1_store_gains_the_per_sample_index(tmp_path: Path) -> None:
     db = tmp_path / "old.db"
     with sqlite3.connect(db) as old:

@@ -28,6 +28,7 @@ from agentgauge.io.importers import get_importer
 from agentgauge.io.jsonl import ReadError
 from agentgauge.metrics.base import Metric, MetricResult, create_metric, score_many
 from agentgauge.model import Trace
+from agentgauge.results import samples_of
 from agentgauge.stats import Summary
 from agentgauge.store import RunInfo, SampleRow, Store
 
@@ -151,15 +152,16 @@ class RunResult:
             run_id: the run (a unique prefix is accepted).
         """
         run = store.get_run(run_id)
+        source = samples_of(store, run)  # the store, or a distributed run's results dataset
         aggregate = run_aggregate(store, run.id)
         means = {name: summary.mean for name, summary in aggregate.items()}
         verdict = run_verdict(run, aggregate["composite"].mean, means)
         return cls(
             run=run,
-            samples=list(store.iter_samples(run.id)),
+            samples=list(source.iter_samples(run.id)),
             aggregate=aggregate,
             usage=run_usage(store, run.id),
-            read_errors=store.read_errors(run.id),
+            read_errors=source.read_errors(run.id),
             recommendation=verdict["recommendation"],
             band=verdict["band"],
             store_path=None if store.path == ":memory:" else store.path,

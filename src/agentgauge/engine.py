@@ -84,7 +84,9 @@ __all__ = [
     "evaluate",
     "evaluate_files",
     "executor",
+    "item_key",
     "iter_sources",
+    "progress_bar",
     "resume_file_run",
     "score_batch",
     "score_traces",
@@ -406,19 +408,24 @@ def _stored_trace(trace: Trace, text: str | None) -> tuple[bytes | None, str | N
         return None, f"the trace cannot be stored: {exc}"
 
 
-def score_batch(batch: Batch, suite: Suite, metrics: Sequence[Metric]) -> Outcome:
+def score_batch(
+    batch: Batch, suite: Suite, metrics: Sequence[Metric], *, compress: bool = True
+) -> Outcome:
     """Parse (when raw) and score one batch: the unit of work an executor runs.
 
     Args:
         batch: the items, as :func:`evaluate` hands them to the executor.
         suite: the suite.
         metrics: the suite's metrics, built (:meth:`Suite.build_metrics`).
+        compress: compress the traces for the store (a columnar file compresses its own).
     """
     with collector_paused():
-        return _parse_and_score(batch, suite, metrics)
+        return _parse_and_score(batch, suite, metrics, compress)
 
 
-def _parse_and_score(batch: Batch, suite: Suite, metrics: Sequence[Metric]) -> Outcome:
+def _parse_and_score(
+    batch: Batch, suite: Suite, metrics: Sequence[Metric], compress: bool
+) -> Outcome:
     errors: list[ReadError] = []
     keyed: list[tuple[int, str, Trace, str | None, int | None, str | None]] = []
     for seq, key, item in batch:
@@ -436,7 +443,7 @@ def _parse_and_score(batch: Batch, suite: Suite, metrics: Sequence[Metric]) -> O
         else:
             keyed.append((seq, key, item, None, None, None))
     scores = score_traces([k[2] for k in keyed], suite, metrics) if keyed else []
-    return prepare_batch(_to_rows(keyed, scores), errors)
+    return prepare_batch(_to_rows(keyed, scores), errors, compress=compress)
 
 
 _worker_state: tuple[Suite, list[Metric]] | None = None
@@ -483,7 +490,14 @@ def _warm_up() -> None:
     """Runs in each worker at start, so that all workers exist before the progress display."""
 
 
-def _item_key(seq: int, item: Item) -> str:
+def item_key(seq: int, item: Item) -> str:
+    """The key a sample is stored under: ``source#line`` for what was read from a line, else
+    ``seq:trace_id``.
+
+    Args:
+        seq: the item's position in the input.
+        item: a raw line, a read error or a trace.
+    """
     if isinstance(item, RawLine | ReadError):
         return f"{item.source}#{item.line}"
     # the key is stored and shown: an id that holds a credential is written without it
@@ -501,7 +515,7 @@ def _batches(
     batch by batch: a resumed run holds no list of what it already has)."""
     batch: Batch = []
     for seq, item in enumerate(items, start=first_seq):
-        batch.append((seq, _item_key(seq, item), item))
+        batch.append((seq, item_key(seq, item), item))
         if len(batch) >= size:
             yield from _not_done(batch, done, on_skip)
             batch = []
@@ -559,14 +573,23 @@ class EvaluateOptions:
             so that the budget holds for the whole run.
         batch_size: traces per batch (the unit of work and of commit).
         executor: a registered executor (:data:`EXECUTORS`): ``local`` (this process when
-            ``jobs`` is 1, else a process pool), ``ray`` (tasks on a Ray cluster; ``jobs``
-            bounds the batches in flight), or a plugin's.
-        ray_address: the Ray cluster to join; a local one is started when None.
+            ``jobs`` is 1, else a process pool), ``ray`` (a Ray cluster: tasks scoring these
+            batches; files given to :func:`evaluate_files` are read, scored and written as
+            Parquet by the cluster's workers; ``jobs`` bounds the work in flight), or a
+            plugin's.
+        ray_address: the Ray cluster to join; ``RAY_ADDRESS`` when None, else a local one is
+            started.
+        results: where an executor that keeps its results outside the store (``ray``: a
+            Parquet results dataset) puts them: a folder or a URI; None puts a folder beside
+            the store's file.
+        shard_bytes: such an executor's unit of work: about this many bytes of input.
         progress: show a progress bar.
         total: the number of items, for the progress bar.
         first_seq: the sequence number of the first item: a resumed run whose items do not
             start over from its first (a simulation's remaining conversations) numbers them
             after those it holds.
+        on_written: told of each batch once it is written (the store, the run id and the
+            batch's rows), in the thread that writes: a live run's rolling summary.
     """
 
     run_id: str | None = None
@@ -578,9 +601,12 @@ class EvaluateOptions:
     batch_size: int = 128
     executor: str = "local"
     ray_address: str | None = None
+    results: str | None = None
+    shard_bytes: int = 64 << 20
     progress: bool = True
     total: int | None = None
     first_seq: int = 0
+    on_written: Callable[[Store, str, Outcome], None] | None = None
 
 
 def checked_metrics(suite: Suite) -> list[Metric]:
@@ -647,15 +673,23 @@ def evaluate(
     # worker starts
     built = checked_metrics(scoring)
     make_runner = EXECUTORS.get(opts.executor)
-    run_id, done = _start_run(store, suite, opts)
-    _prepare(built, store, run_id)
-    # Workers are started before the progress display starts its refresh thread (fork safety).
+    # Workers are started before the progress display starts its refresh thread (fork safety),
+    # and before the run is recorded: a cluster that cannot be reached records nothing.
     runner = _start_runner(scoring, built, make_runner, opts)
     try:
-        with _progress_bar(opts.progress, opts.total) as advance:
-            batches = _batches(items, done, opts.batch_size, advance, opts.first_seq)
-            for outcome in runner.run(batches):
+        run_id, done = _start_run(store, suite, opts)
+        _prepare(built, store, run_id)
+    except BaseException:
+        runner.close(wait=False)
+        raise
+    try:
+        with progress_bar(opts.progress, opts.total) as advance:
+            for outcome in runner.run(
+                _batches(items, done, opts.batch_size, advance, opts.first_seq)
+            ):
                 store.write_prepared(run_id, outcome)
+                if opts.on_written is not None:
+                    opts.on_written(store, run_id, outcome)
                 advance(outcome.size)
     except BaseException as exc:
         # interrupted or failed: what is saved is saved; busy workers are not waited for
@@ -712,17 +746,25 @@ def _start_runner(
 
 
 @contextmanager
-def _progress_bar(show: bool, total: int | None) -> Iterator[Callable[[int], None]]:
-    """A progress bar (hidden unless ``show``); yields the function that advances it."""
+def progress_bar(
+    show: bool, total: int | None, label: str = "scoring"
+) -> Iterator[Callable[[int], None]]:
+    """A progress bar (hidden unless ``show``); yields the function that advances it.
+
+    Args:
+        show: show it.
+        total: the count it goes to, when known.
+        label: what it counts.
+    """
     with Progress(
-        TextColumn("[bold]scoring[/]"),
+        TextColumn(f"[bold]{label}[/]"),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
         TimeRemainingColumn(),
         disable=not show,
     ) as bar:
-        task = bar.add_task("scoring", total=total)
+        task = bar.add_task(label, total=total)
 
         def advance(n: int) -> None:
             bar.advance(task, n)
@@ -746,7 +788,12 @@ class BatchRunner(Protocol):
 class ExecutorFactory(Protocol):
     """``factory(suite, metrics, *, jobs, address) -> BatchRunner``: ``metrics`` are the
     suite's, built in this process; ``jobs`` the parallelism asked for; ``address`` the
-    cluster to join, for executors that use one."""
+    cluster to join, for executors that use one.
+
+    A factory may also read files itself, where they lie, and keep the results where it
+    chooses: its ``evaluate_files(run, *, store, options) -> run_id`` attribute then runs an
+    evaluation of files (:func:`evaluate_files`) whole, registering the run in the store.
+    """
 
     def __call__(
         self, suite: Suite, metrics: Sequence[Metric], *, jobs: int, address: str | None
@@ -767,7 +814,7 @@ def executor(name: str, *, description: str = "") -> Callable[[ExecutorFactory],
 EXECUTORS: Registry[ExecutorFactory] = Registry(
     "executor",
     "agentgauge.executors",
-    builtins=("agentgauge.engine",),
+    builtins=("agentgauge.engine", "agentgauge.results.cluster"),
     adopt=lambda name, obj: executor(name)(obj),
 )
 """Every executor by name: ``local``, ``ray`` and those of the ``agentgauge.executors`` entry
@@ -780,12 +827,6 @@ def _local(
 ) -> BatchRunner:
     """This process (one job) or a pool of worker processes on this machine."""
     return _PoolRunner(suite, jobs) if jobs > 1 else _InlineRunner(suite, metrics)
-
-
-@executor("ray", description="tasks on a Ray cluster, or a local one (the 'ray' extra)")
-def _ray(suite: Suite, metrics: Sequence[Metric], *, jobs: int, address: str | None) -> BatchRunner:
-    """Tasks on a Ray cluster, or on a local one started for the run (the 'ray' extra)."""
-    return _RayRunner(suite, jobs, address)
 
 
 class _InlineRunner:
@@ -834,59 +875,6 @@ class _PoolRunner:
         self._pool.shutdown(wait=wait, cancel_futures=True)
 
 
-def _score_batch_on_ray(batch: Batch, suite_json: str) -> Outcome:
-    """A Ray task; a worker process builds the suite's metrics at its first batch only
-    (:meth:`Suite.build_metrics` keeps them)."""
-    suite = Suite.model_validate_json(suite_json)
-    return score_batch(batch, suite, suite.build_metrics())
-
-
-class _RayRunner:
-    """Ray tasks on an existing cluster (``address``) or a local one started here."""
-
-    def __init__(self, suite: Suite, n_jobs: int, address: str | None) -> None:
-        try:
-            import ray
-        except ImportError as exc:
-            raise EngineError(
-                "the ray executor needs the 'ray' extra: pip install 'agentgauge[ray]'"
-            ) from exc
-        self._ray = ray
-        self._started_here = not ray.is_initialized()
-        if self._started_here:
-            local: dict[str, Any] = {}
-            if address is None:
-                # a cluster started here stays on this machine and reports nothing anywhere
-                os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-                local = {"num_cpus": n_jobs, "_node_ip_address": "127.0.0.1"}
-            ray.init(
-                address=address,
-                include_dashboard=False,
-                log_to_driver=False,
-                configure_logging=False,
-                **local,
-            )
-        self._task = ray.remote(_score_batch_on_ray)
-        self._suite_ref = ray.put(suite.model_dump_json())
-        self._max_pending = 2 * n_jobs
-
-    def run(self, batches: Iterator[Batch]) -> Iterator[Outcome]:
-        ray = self._ray
-        pending: list[Any] = []
-        for batch in batches:
-            pending.append(self._task.remote(batch, self._suite_ref))
-            if len(pending) >= self._max_pending:
-                finished, pending = ray.wait(pending, num_returns=1)
-                yield from ray.get(finished)
-        while pending:
-            finished, pending = ray.wait(pending, num_returns=1)
-            yield from ray.get(finished)
-
-    def close(self, wait: bool = True) -> None:
-        if self._started_here:
-            self._ray.shutdown()
-
-
 @dataclass(frozen=True)
 class FileRun:
     """An evaluation of trace files: the suite, the files and the format they are in.
@@ -897,12 +885,17 @@ class FileRun:
         trace_format: ``native`` JSONL or another registered format
             (:data:`~agentgauge.io.importers.IMPORTERS`).
         resume_id: the run this evaluation continues; None starts a new run.
+        executor: the executor the run must run on whatever the options say (a distributed
+            run continues on a cluster); None takes the options'.
+        force: continue the run even when a file changed since it began.
     """
 
     suite: Suite
-    sources: list[Path]
+    sources: Sequence[str | Path]
     trace_format: str = "native"
     resume_id: str | None = None
+    executor: str | None = None
+    force: bool = False
 
 
 def source_fingerprint(path: Path) -> dict[str, Any]:
@@ -955,21 +948,27 @@ def resume_file_run(
             f"run {run.id} is a {run.kind} run: resume it with the command that made it "
             "(evaluate resumes evaluate runs)"
         )
+    suite = Suite.model_validate(run.suite_config)
+    trace_format = run.config.get("format", "native")
+    if run.place is not None:
+        # a distributed run: its executor checks its files where they lie
+        executor = str(run.config.get("executor", "ray"))
+        return FileRun(suite, run.sources, trace_format, run.id, executor, force)
     sources = [Path(s) for s in run.sources] or list(paths)
     gone = [p for p in sources if not p.is_file()]
     if gone:
         raise EngineError(f"no such file: {gone[0]} (a source of run {run.id})")
     if not force:
         _check_unchanged(run.id, sources, run.config.get("source_fingerprints", []))
-    suite = Suite.model_validate(run.suite_config)
-    return FileRun(suite, sources, run.config.get("format", "native"), resume_id=run.id)
+    return FileRun(suite, sources, trace_format, resume_id=run.id)
 
 
 def evaluate_files(run: FileRun, *, store: Store, options: EvaluateOptions | None = None) -> str:
     """Score trace files with :func:`evaluate`, starting a run or continuing one.
 
     A format of one trace per line (native JSONL) is handed to the workers line by line
-    (parsed there); other formats go through their importer.
+    (parsed there); other formats go through their importer. An executor that reads files
+    itself (``ray``: a cluster's workers read them where they lie) runs the whole evaluation.
 
     Args:
         run: the suite, the files, their format and the run to continue, if any.
@@ -986,17 +985,22 @@ def evaluate_files(run: FileRun, *, store: Store, options: EvaluateOptions | Non
     """
     opts = options or EvaluateOptions()
     importer = IMPORTERS.get(run.trace_format)
-    items = importer.items(run.sources)
-    total = importer.count(run.sources) if opts.progress else None
+    reads_files = getattr(EXECUTORS.get(run.executor or opts.executor), "evaluate_files", None)
+    if callable(reads_files):
+        run_id: str = reads_files(run, store=store, options=opts)
+        return run_id
+    paths = [Path(p) for p in run.sources]
+    items = importer.items(paths)
+    total = importer.count(paths) if opts.progress else None
     opts = replace(
         opts,
         run_id=run.resume_id,
         resume=run.resume_id is not None,
-        sources=[str(p) for p in run.sources],
+        sources=[str(p) for p in paths],
         extra_config={
             "format": run.trace_format,
             # a list, not keyed by path: a path is never mistaken for a secret's key
-            "source_fingerprints": [{"path": str(p), **source_fingerprint(p)} for p in run.sources],
+            "source_fingerprints": [{"path": str(p), **source_fingerprint(p)} for p in paths],
         },
         total=total,
     )

@@ -531,7 +531,7 @@ def _shown_short(value: str) -> str:
     return _text(hide_credentials(value))
 
 
-def _sample_values(s: SampleRow) -> tuple[Any, ...]:
+def _sample_values(s: SampleRow, compress: bool = True) -> tuple[Any, ...]:
     """A sample's columns (after the run id); a value that cannot be stored (details JSON
     cannot write, text UTF-8 cannot encode) becomes the sample's error instead of failing the
     batch."""
@@ -557,7 +557,11 @@ def _sample_values(s: SampleRow) -> tuple[Any, ...]:
         s.band,
         _shown(error),
         details,
-        zlib.compress(s.trace_json, 1) if s.trace_json is not None else None,
+        None
+        if s.trace_json is None
+        else zlib.compress(s.trace_json, 1)
+        if compress
+        else s.trace_json,
         json.dumps(s.usage) if s.usage is not None else None,
         _shown(s.category),
         _shown(s.error_type),
@@ -582,15 +586,19 @@ class PreparedBatch(NamedTuple):
         return len(self.samples) + len(self.errors)
 
 
-def prepare_batch(samples: Sequence[SampleRow], errors: Sequence[ReadError] = ()) -> PreparedBatch:
+def prepare_batch(
+    samples: Sequence[SampleRow], errors: Sequence[ReadError] = (), *, compress: bool = True
+) -> PreparedBatch:
     """The rows of a batch of samples and read errors, ready for :meth:`Store.write_prepared`.
 
     Args:
         samples: scored samples.
         errors: the input lines that could not be read.
+        compress: compress the traces, as the store keeps them (False for a columnar file,
+            which compresses its own).
     """
     return PreparedBatch(
-        [_sample_values(s) for s in samples],
+        [_sample_values(s, compress) for s in samples],
         [
             (_text(s.key), _text(m.metric), m.value, _shown(m.reason), _shown(m.error))
             for s in samples
@@ -1252,15 +1260,21 @@ class Store:
             )
         }
 
-    def records(self, run_id: str, stream: str) -> list[dict[str, Any]]:
-        """The records of a stream, in the order they were appended."""
-        return [
-            json.loads(r[0])
-            for r in self._db.execute(
-                "SELECT record FROM records WHERE run_id = ? AND stream = ? ORDER BY seq",
-                (run_id, stream),
+    def records(self, run_id: str, stream: str, *, last: int | None = None) -> list[dict[str, Any]]:
+        """The records of a stream, in the order they were appended.
+
+        Args:
+            run_id: the run.
+            stream: the stream.
+            last: only the last this many.
+        """
+        sql = "SELECT record FROM records WHERE run_id = ? AND stream = ? ORDER BY seq"
+        if last is not None:
+            sql = (
+                "SELECT record FROM (SELECT seq, record FROM records WHERE run_id = ? AND "
+                f"stream = ? ORDER BY seq DESC LIMIT {int(last)}) ORDER BY seq"
             )
-        ]
+        return [json.loads(r[0]) for r in self._db.execute(sql, (run_id, stream))]
 
     # embedding cache ----------------------------------------------------------------------
 

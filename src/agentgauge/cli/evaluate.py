@@ -45,7 +45,7 @@ def _say_how_to_resume(store: Store, resume: str | None, db: Path) -> None:
         )
 
 
-def _check_options(paths: list[Path], resume: str | None, executor: str, trace_format: str) -> None:
+def _check_options(paths: list[str], resume: str | None, executor: str, trace_format: str) -> None:
     from agentgauge.engine import EXECUTORS
     from agentgauge.io.importers import IMPORTERS
 
@@ -53,9 +53,11 @@ def _check_options(paths: list[Path], resume: str | None, executor: str, trace_f
     check_choice("--format", trace_format, IMPORTERS)
     if not paths and not resume:
         raise usage_error("give at least one trace file (or --resume RUN_ID)")
-    missing = [p for p in paths if not p.is_file()]
+    if callable(getattr(EXECUTORS.get(executor), "evaluate_files", None)):
+        return  # it lists the files itself, where they lie (patterns and URIs included)
+    missing = [p for p in paths if not Path(p).is_file()]
     if missing:
-        raise usage_error(not_a_file(missing[0]))
+        raise usage_error(not_a_file(Path(missing[0])))
 
 
 def _with_judge(
@@ -86,9 +88,12 @@ def _with_judge(
 
 def evaluate(
     paths: Annotated[
-        list[Path] | None,
+        list[str] | None,
         typer.Argument(
-            help="JSONL trace files (.jsonl or .jsonl.gz); with --resume, the run's own files."
+            help="JSONL trace files (.jsonl or .jsonl.gz); with --resume, the run's own files. "
+            "With --executor ray also glob patterns, Parquet files and URIs (s3://...), read by "
+            "the cluster's workers.",
+            metavar="PATH...",
         ),
     ] = None,
     suite: Annotated[
@@ -96,7 +101,8 @@ def evaluate(
     ] = "behavior",
     db: DbOption = Path("agentgauge.db"),
     jobs: Annotated[
-        int | None, typer.Option(min=1, help="Worker processes (default: cores).")
+        int | None,
+        typer.Option(min=1, help="Worker processes (default: cores; with ray: the cluster's)."),
     ] = None,
     json_out: JsonOption = None,
     csv_out: CsvOption = None,
@@ -115,8 +121,19 @@ def evaluate(
         str, typer.Option(help="'local' (processes), 'ray', or a plugin's executor.")
     ] = "local",
     ray_address: Annotated[
-        str | None, typer.Option(help="Ray cluster address (default: start a local one).")
+        str | None,
+        typer.Option(help="Ray cluster address (default: RAY_ADDRESS, else a local cluster)."),
     ] = None,
+    results: Annotated[
+        str | None,
+        typer.Option(
+            help="With ray: the folder or URI of the Parquet results (default: DB-results "
+            "beside the store)."
+        ),
+    ] = None,
+    shard_mb: Annotated[
+        float, typer.Option(min=0.001, help="With ray: MB of input a worker reads at a time.")
+    ] = 64,
     trace_format: Annotated[
         str,
         typer.Option(
@@ -147,10 +164,11 @@ def evaluate(
     paths = paths or []
     _check_options(paths, resume, executor, trace_format)
     outputs = {"--json": json_out, "--csv": csv_out, "--html": html_out}
-    refuse_clashes(outputs, inputs=paths, store=db, overwrite=overwrite)
+    local_inputs = [Path(p) for p in paths if "://" not in p]
+    refuse_clashes(outputs, inputs=local_inputs, store=db, overwrite=overwrite)
     with Store(db) as store:
         if resume:
-            run = resume_file_run(store, resume, paths, force=force)
+            run = resume_file_run(store, resume, [Path(p) for p in paths], force=force)
         else:
             run = FileRun(load_suite(suite), paths, trace_format)
         run = _with_judge(run, judge, judge_url, judge_api_key_env, db, judge_samples)
@@ -160,6 +178,8 @@ def evaluate(
                 batch_size=batch_size,
                 executor=executor,
                 ray_address=ray_address,
+                results=results,
+                shard_bytes=max(1, int(shard_mb * (1 << 20))),
                 progress=progress,
             )
             run_id = evaluate_files(run, store=store, options=options)

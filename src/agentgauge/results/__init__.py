@@ -9,6 +9,8 @@ them in memory) and kept with the run once it is finished.
 
 from __future__ import annotations
 
+from agentgauge.results.dataset import ResultsFolder
+from agentgauge.results.parquet import ParquetSamples
 from agentgauge.results.summary import (
     BINS,
     JUDGE_COUNTS,
@@ -24,6 +26,8 @@ __all__ = [
     "BINS",
     "JUDGE_COUNTS",
     "USAGE_FIELDS",
+    "ParquetSamples",
+    "ResultsFolder",
     "RunStats",
     "compute_stats",
     "judge_totals",
@@ -40,6 +44,8 @@ def samples_of(store: Store, run: RunInfo) -> SampleSource:
         store: the store that registers the run.
         run: the run.
     """
+    if run.place is not None:
+        return ParquetSamples(ResultsFolder(run.place), run)
     return store
 
 

@@ -31,6 +31,7 @@ __all__ = [
     "SUMMARY_VERSION",
     "USAGE_FIELDS",
     "RunStats",
+    "StatsBuilder",
     "compute_stats",
     "judge_totals",
     "run_stats",
@@ -155,7 +156,8 @@ def run_stats(store: Store, run: RunInfo, source: SampleSource) -> RunStats:
         stats = RunStats.from_dict(kept)
         if stats is not None:
             return stats
-    stats = compute_stats(source, run.id)
+    parts = getattr(source, "merged_stats", None)
+    stats = compute_stats(source, run.id, parts() if callable(parts) else None)
     if run.status != "running":
         # a cache: a store that cannot be written (read-only, busy) computes it again next time
         with suppress(SQLiteError, OSError):
@@ -169,82 +171,197 @@ class _Column:
 
     moments: Moments = field(default_factory=Moments)
     missing: int = 0
-    bins: np.ndarray | None = None
+    bins: list[int] | None = None
 
-    def add(self, values: Sequence[Any], binned: bool = False) -> list[Any]:
+    def add(self, values: Sequence[Any], binned: bool = False) -> None:
         present = [v for v in values if v is not None]
         self.missing += len(values) - len(present)
         self.moments.add(present)
         if binned:
             counts, _ = np.histogram(np.asarray(present, dtype=float), BINS, range=(0.0, 1.0))
-            self.bins = counts if self.bins is None else self.bins + counts
-        return present
+            self.bins = [int(c) + (self.bins[i] if self.bins else 0) for i, c in enumerate(counts)]
+
+    def merge(self, other: _Column) -> None:
+        self.moments.merge(other.moments)
+        self.missing += other.missing
+        if other.bins is not None:
+            mine = self.bins or [0] * BINS
+            self.bins = [a + b for a, b in zip(mine, other.bins, strict=True)]
 
     def summary(self, read: ValueChunks) -> Summary:
         return summary_of(self.moments, self.missing, read)
 
     def bin_counts(self) -> list[int]:
-        return [0] * BINS if self.bins is None else [int(c) for c in self.bins]
+        return [0] * BINS if self.bins is None else list(self.bins)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"moments": self.moments.as_dict(), "missing": self.missing, "bins": self.bins}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> _Column:
+        return cls(Moments.from_dict(data["moments"]), int(data["missing"]), data.get("bins"))
 
 
-def compute_stats(source: SampleSource, run_id: str) -> RunStats:
-    """Stream a run's samples into its statistics (one pass per metric, one over the rest;
-    a run of at most 20,000 values per column reads them again in order for its bootstrap).
+_ROW_COLUMNS = ["composite", "coverage", "failed", *(f"usage.{f}" for f in USAGE_FIELDS)]
+_ROW_COLUMNS.append("usage.judge")
+
+
+class StatsBuilder:
+    """A run's statistics as its samples go by: exact and mergeable, so that the shards of a
+    distributed run are summarised where they are written (:meth:`as_dict` in each shard's
+    footer) and merged by the driver in the time of reading the footers.
+
+    Feed it each metric's values (:meth:`add_metric`) and the other columns' rows
+    (:meth:`add_rows`), in any order and chunking; :meth:`finish` makes the statistics.
+    """
+
+    def __init__(self) -> None:
+        self.metrics: dict[str, _Column] = {}
+        self.composite, self.coverage = _Column(), _Column()
+        self.usage = {name: _Column() for name in USAGE_FIELDS}
+        self.judge = _JudgeTotals()
+        self.per = {name: (Moments(), Moments()) for name in ("cost_usd", "total_tokens")}
+        self.n_failed = 0
+
+    ROW_COLUMNS = tuple(_ROW_COLUMNS)
+    """The columns :meth:`add_rows` takes, in order (:meth:`Store.iter_columns`'s names)."""
+
+    def add_metric(self, name: str, values: Sequence[float | None]) -> None:
+        """Add values of one metric (None where it has none).
+
+        Args:
+            name: the metric.
+            values: its values over some samples.
+        """
+        self.metrics.setdefault(name, _Column()).add(values, binned=True)
+
+    def add_rows(self, rows: Sequence[Sequence[Any]]) -> None:
+        """Add samples' rows of :attr:`ROW_COLUMNS`.
+
+        Args:
+            rows: the rows.
+        """
+        if not rows:
+            return
+        columns = list(zip(*rows, strict=True))
+        composites = columns[0]
+        self.composite.add(composites, binned=True)
+        self.coverage.add(columns[1])
+        self.n_failed += sum(1 for failed in columns[2] if failed)
+        for k, name in enumerate(USAGE_FIELDS):
+            self.usage[name].add(columns[3 + k])
+        self.judge.add(columns[3 + len(USAGE_FIELDS)])
+        for name, (scores, spent) in self.per.items():
+            used = columns[3 + USAGE_FIELDS.index(name)]
+            known = [(c, u) for c, u in zip(composites, used, strict=True) if None not in (c, u)]
+            scores.add([c for c, _ in known])
+            spent.add([u for _, u in known])
+
+    def merge(self, other: StatsBuilder) -> None:
+        """Add another part's statistics (another shard of the run).
+
+        Args:
+            other: its statistics.
+        """
+        for name, column in other.metrics.items():
+            self.metrics.setdefault(name, _Column()).merge(column)
+        self.composite.merge(other.composite)
+        self.coverage.merge(other.coverage)
+        for name, column in other.usage.items():
+            self.usage[name].merge(column)
+        self.judge.merge_totals(other.judge)
+        for name, (scores, spent) in other.per.items():
+            self.per[name][0].merge(scores)
+            self.per[name][1].merge(spent)
+        self.n_failed += other.n_failed
+
+    def as_dict(self) -> dict[str, Any]:
+        """The running statistics as JSON (:meth:`from_dict`)."""
+        return {
+            "version": SUMMARY_VERSION,
+            "metrics": {name: c.as_dict() for name, c in self.metrics.items()},
+            "composite": self.composite.as_dict(),
+            "coverage": self.coverage.as_dict(),
+            "usage": {name: c.as_dict() for name, c in self.usage.items()},
+            "judge": self.judge.as_dict(),
+            "per": {k: [a.as_dict(), b.as_dict()] for k, (a, b) in self.per.items()},
+            "n_failed": self.n_failed,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> StatsBuilder | None:
+        """Running statistics written by :meth:`as_dict`; None when of another version.
+
+        Args:
+            data: the JSON object.
+        """
+        if data.get("version") != SUMMARY_VERSION:
+            return None
+        built = cls()
+        built.metrics = {n: _Column.from_dict(c) for n, c in data["metrics"].items()}
+        built.composite = _Column.from_dict(data["composite"])
+        built.coverage = _Column.from_dict(data["coverage"])
+        built.usage = {n: _Column.from_dict(c) for n, c in data["usage"].items()}
+        built.judge = _JudgeTotals.from_dict(data["judge"])
+        built.per = {
+            k: (Moments.from_dict(a), Moments.from_dict(b)) for k, (a, b) in data["per"].items()
+        }
+        built.n_failed = int(data["n_failed"])
+        return built
+
+    def finish(self, source: SampleSource, run_id: str) -> RunStats:
+        """The run's statistics; a column of at most 20,000 values is read again from the
+        source, in input order, for its bootstrap interval.
+
+        Args:
+            source: where the run's samples are.
+            run_id: the run's full id.
+        """
+        return RunStats(
+            n_samples=self.coverage.moments.n + self.coverage.missing,
+            n_failed=self.n_failed,
+            metrics={
+                name: column.summary(_metric_reader(source, run_id, name))
+                for name, column in self.metrics.items()
+            },
+            composite=self.composite.summary(_column_reader(source, run_id, "composite")),
+            bins={
+                **{name: c.bin_counts() for name, c in self.metrics.items()},
+                "composite": self.composite.bin_counts(),
+            },
+            mean_coverage=self.coverage.moments.mean,
+            lowest_coverage=self.coverage.moments.low,
+            agent_usage={
+                name: {
+                    "total": column.moments.total,
+                    **column.summary(_column_reader(source, run_id, f"usage.{name}")).as_dict(),
+                }
+                for name, column in self.usage.items()
+            },
+            judge=self.judge.totals(),
+            composite_per_usd=_ratio(*self.per["cost_usd"], 1.0),
+            composite_per_1k_tokens=_ratio(*self.per["total_tokens"], 1000.0),
+        )
+
+
+def compute_stats(source: SampleSource, run_id: str, parts: StatsBuilder | None = None) -> RunStats:
+    """A run's statistics: from its parts' running statistics when at hand (a distributed
+    run's shards keep theirs), else by streaming its samples (one pass per metric, one over
+    the rest).
 
     Args:
         source: where the run's samples are.
         run_id: the run's full id.
+        parts: the merged running statistics of the run's parts, if known.
     """
-    metrics: dict[str, Summary] = {}
-    bins: dict[str, list[int]] = {}
-    for name in source.metric_names(run_id):
-        column = _Column()
-        for chunk in source.iter_metric(run_id, name):
-            column.add(chunk, binned=True)
-        metrics[name] = column.summary(_metric_reader(source, run_id, name))
-        bins[name] = column.bin_counts()
-
-    usage_columns = [f"usage.{f}" for f in USAGE_FIELDS]
-    composite, coverage = _Column(), _Column()
-    usage = {f: _Column() for f in USAGE_FIELDS}
-    judge = _JudgeTotals()
-    per = {"cost_usd": (Moments(), Moments()), "total_tokens": (Moments(), Moments())}
-    n_failed = 0
-    for rows in source.iter_columns(
-        run_id, ["composite", "coverage", "failed", *usage_columns, "usage.judge"]
-    ):
-        columns = list(zip(*rows, strict=True))
-        composite.add(columns[0], binned=True)
-        coverage.add(columns[1])
-        n_failed += sum(1 for failed in columns[2] if failed)
-        for k, name in enumerate(USAGE_FIELDS):
-            usage[name].add(columns[3 + k])
-        judge.add(columns[3 + len(USAGE_FIELDS)])
-        for name, (scores, spent) in per.items():
-            k = 3 + USAGE_FIELDS.index(name)
-            both = [(c, u) for c, u in zip(columns[0], columns[k], strict=True) if c is not None]
-            known = [pair for pair in both if pair[1] is not None]
-            scores.add([c for c, _ in known])
-            spent.add([u for _, u in known])
-    return RunStats(
-        n_samples=coverage.moments.n + coverage.missing,
-        n_failed=n_failed,
-        metrics=metrics,
-        composite=composite.summary(_column_reader(source, run_id, "composite")),
-        bins={**bins, "composite": composite.bin_counts()},
-        mean_coverage=coverage.moments.mean,
-        lowest_coverage=coverage.moments.low,
-        agent_usage={
-            name: {
-                "total": column.moments.total,
-                **column.summary(_column_reader(source, run_id, f"usage.{name}")).as_dict(),
-            }
-            for name, column in usage.items()
-        },
-        judge=judge.totals(),
-        composite_per_usd=_ratio(*per["cost_usd"], 1.0),
-        composite_per_1k_tokens=_ratio(*per["total_tokens"], 1000.0),
-    )
+    if parts is None:
+        parts = StatsBuilder()
+        for name in source.metric_names(run_id):
+            for chunk in source.iter_metric(run_id, name):
+                parts.add_metric(name, chunk)
+        for rows in source.iter_columns(run_id, StatsBuilder.ROW_COLUMNS):
+            parts.add_rows(rows)
+    return parts.finish(source, run_id)
 
 
 def _ratio(scores: Moments, spent: Moments, scale: float) -> float | None:
@@ -288,10 +405,27 @@ class _JudgeTotals:
             self.counts[key] += sum(part.get(key) or 0 for part in parts)
         self.cost.add([float(part.get("cost_usd") or 0.0) for part in parts])
 
+    def merge_totals(self, other: _JudgeTotals) -> None:
+        self.parts += other.parts
+        for key in JUDGE_COUNTS:
+            self.counts[key] += other.counts[key]
+        self.cost.merge(other.cost)
+
     def totals(self) -> dict[str, Any] | None:
         if not self.parts:
             return None
         return {**self.counts, "cost_usd": self.cost.total}
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"parts": self.parts, "counts": self.counts, "cost": self.cost.as_dict()}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> _JudgeTotals:
+        totals = cls()
+        totals.parts = int(data["parts"])
+        totals.counts = {key: data["counts"].get(key, 0) for key in JUDGE_COUNTS}
+        totals.cost = Moments.from_dict(data["cost"])
+        return totals
 
 
 def judge_totals(
