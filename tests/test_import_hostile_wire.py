@@ -167,3 +167,16 @@ def test_a_span_file_that_decompresses_past_the_cap_is_a_located_error(
     assert result.exit_code == 0, result.output
     assert "holds more than 8388608 bytes once decompressed" in result.output
     assert len(out.read_text().splitlines()) == 1  # the other file's trace
+
+
+def test_an_id_in_base64_that_begins_with_0x_is_decoded_not_cut() -> None:
+    import base64
+
+    from agentgauge.io.otel.wire.span import hex_id
+
+    # protobuf's JSON mapping writes ids in base64: one in 4,096 begins with "0x"
+    raw = bytes([0xD3, 0x10]) + bytes(range(14))
+    text = base64.b64encode(raw).decode()
+    assert text.startswith("0x")
+    assert hex_id(text) == raw.hex()
+    assert hex_id("0x" + "ab" * 16) == "ab" * 16

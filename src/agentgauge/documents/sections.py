@@ -161,17 +161,75 @@ def _human_reviewers(records: list[dict[str, Any]]) -> list[Section]:
     ]
 
 
+def _window(records: list[dict[str, Any]]) -> list[Section]:
+    """A live run's rolling summary: the latest per metric, and the rolling composite's
+    course."""
+    if not records:
+        return []
+    latest = records[-1]
+    counts = latest.get("counts") or {}
+    rows = []
+    for name, m in (latest.get("metrics") or {}).items():
+        interval = (
+            "—" if m.get("ci_low") is None else f"[{_cell(m['ci_low'])}, {_cell(m['ci_high'])}]"
+        )
+        floor = m.get("floor")
+        state = "—" if floor is None else ("below" if m.get("below") else "above")
+        rows.append([name, _cell(m.get("mean")), interval, m.get("n"), _cell(floor), state])
+    sections: list[Section] = [
+        {
+            "type": "table",
+            "title": "Rolling window",
+            "note": (
+                f"the last {latest.get('window')} scored traces, at {latest.get('at')}; "
+                f"received {counts.get('received')}, scored {counts.get('scored')}, not in "
+                f"the sample {counts.get('not_sampled')} (sample {latest.get('sample')}), "
+                f"filtered out {counts.get('filtered_out')}; gates fired "
+                f"{latest.get('gates_fired')}"
+            ),
+            "columns": ["metric", "mean", "95% CI", "n", "floor", "gate"],
+            "rows": rows,
+        }
+    ]
+    sections.append(
+        {
+            "type": "line",
+            "title": "Rolling composite",
+            "note": "the rolling mean composite at each summary kept",
+            "x_label": "scored traces",
+            "labels": [(r.get("counts") or {}).get("scored") for r in records],
+            "series": [
+                {
+                    "name": "composite",
+                    "values": [
+                        ((r.get("metrics") or {}).get("composite") or {}).get("mean")
+                        for r in records
+                    ],
+                }
+            ],
+        }
+    )
+    return sections
+
+
 _STREAMS: dict[str, Callable[[list[dict[str, Any]]], list[Section]]] = {
     "tuning": _convergence,
     "tuning_result": _best,
     "impact": _effects,
     "aspect_agreement": _agreement,
     "human_reviewers": _human_reviewers,
+    "window": _window,
 }
 """Record streams drawn their own way; the others are tables."""
 
-_OWN_TABLES = frozenset({"aspect_agreement", "human_reviewers"})
+_OWN_TABLES = frozenset({"aspect_agreement", "human_reviewers", "window"})
 """Streams whose own drawing is their table."""
+
+_LATEST = {"window": _MAX_RECORDS}
+"""Streams of which only the latest records are read (a live run keeps a summary a second)."""
+
+_UNSHOWN = frozenset({"otlp"})
+"""Streams kept for the run's own use: a live receiver's stored requests (raw OTLP)."""
 
 
 def run_sections(store: Store, run: RunInfo) -> list[Section]:
@@ -183,7 +241,9 @@ def run_sections(store: Store, run: RunInfo) -> list[Section]:
     """
     sections = _error_types(store, run) + _tiers(store, run)
     for stream, count in store.streams(run.id).items():
-        records = store.records(run.id, stream)
+        if stream in _UNSHOWN:
+            continue
+        records = store.records(run.id, stream, last=_LATEST.get(stream))
         draw = _STREAMS.get(stream)
         if draw is not None:
             sections += draw(records)

@@ -19,6 +19,10 @@ Only what an OTLP exporter sends is taken: a POST of OTLP JSON or protobuf, at m
 ``Authorization: Bearer <token>`` when the receiver has a token, which it must have when it
 listens beyond this machine.
 
+Which traces are scored, the rolling summary of their scores and the gates on it are a
+:class:`~agentgauge.serve.online.Monitor`'s (sampling, filters, window, gates); the summary is
+answered as JSON at ``GET /v1/summary`` and kept in the store for the viewer.
+
 Point an app at it with ``OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318``.
 """
 
@@ -52,6 +56,7 @@ from agentgauge.io.jsonl import ReadError
 from agentgauge.io.otel import DEFAULT_TASK_ID_ATTRIBUTE, GroupBy, SpanStream
 from agentgauge.io.otel.wire.protobuf import decode_request
 from agentgauge.model import Trace
+from agentgauge.serve.online import Monitor
 from agentgauge.store import Store
 
 __all__ = [
@@ -69,6 +74,7 @@ DEFAULT_MAX_REQUEST_BYTES = 64 * 1024 * 1024
 """The largest request body taken, after gzip (OTLP exporters send a few MB at most)."""
 
 _PATHS = ("/v1/traces", "/v1/logs")
+_SUMMARY = "/v1/summary"
 _CONTENT_TYPES = {"application/json": False, "application/x-protobuf": True}
 _LOCAL_NAMES = ("127.0.0.1", "localhost", "[::1]")
 _SPOOL = "otlp"  # the records stream that holds the requests of a live run
@@ -195,6 +201,8 @@ class LiveRun:
         settings: where to listen, what to take and how to close traces.
         on_error: told once, in words, when requests can no longer be stored or scored (the
             receiver answers them 503 from then on).
+        monitor: which traces are scored, their rolling summary and its gates; every closed
+            trace is scored, and counted, when None.
 
     Raises:
         ReceiverError: the address is taken, the store cannot be opened or written, the run to
@@ -207,6 +215,7 @@ class LiveRun:
         db: str | Path,
         settings: ReceiverSettings,
         on_error: Callable[[str], None] | None = None,
+        monitor: Monitor | None = None,
     ) -> None:
         if not is_loopback(settings.host) and not settings.token:
             raise ReceiverError(
@@ -217,6 +226,8 @@ class LiveRun:
         self._db = str(db)
         self._settings = settings
         self._on_error = on_error
+        self.monitor = monitor or Monitor()
+        """What the run counts, its rolling summary and its gates."""
         self._items: queue.Queue[Any] = queue.Queue()
         self._lock = threading.Lock()
         self._requests = 0
@@ -313,6 +324,8 @@ class LiveRun:
         return self._run_id
 
     def _queue(self, item: Trace | ReadError) -> None:
+        if isinstance(item, Trace) and not self.monitor.keep(item):
+            return  # not in the sample, or filtered out
         # a resumed run holds some of the traces its stored requests make again
         if isinstance(item, Trace) and item.id in self._scored:
             return
@@ -325,6 +338,7 @@ class LiveRun:
                 items: Iterator[Trace | ReadError] = self._stream.add_logs(doc, self._requests)
             else:
                 now = time.monotonic()
+                self.monitor.watch(doc)
                 items = self._stream.add(doc, self._requests, now, binary=binary)
             for item in items:
                 self._queue(item)
@@ -337,6 +351,10 @@ class LiveRun:
         """
         if self._failure is not None:
             raise _Refused(503, self._failure)
+        if path == "/v1/traces" and self._settings.group_by == "trace":
+            # traces outside the sample are dropped here, before they cost any work; a
+            # conversation's traces are sampled once it is assembled (its root trace id)
+            doc = self.monitor.screen(doc)
         try:
             self._spool.put({"path": path, "binary": binary, "doc": doc})
         except OSError as exc:
@@ -363,11 +381,18 @@ class LiveRun:
 
     def _evaluate(self) -> None:
         options = EvaluateOptions(
-            run_id=self._run_id, resume=True, kind="live", jobs=1, batch_size=1, progress=False
+            run_id=self._run_id,
+            resume=True,
+            kind="live",
+            jobs=1,
+            batch_size=1,
+            progress=False,
+            on_written=self.monitor.on_written,
         )
         try:
             with Store(self._db) as store:  # its own connection: SQLite's are per thread
                 evaluate(self._queued(), self._suite, store=store, options=options)
+                self.monitor.write_snapshot(store, self._run_id)
         except Exception as exc:  # reported by stop(); new requests are answered 503
             self._error = exc
             self._fail(f"the live run cannot be scored: {exc}")
@@ -383,6 +408,19 @@ class LiveRun:
         path = handler.path.split("?", 1)[0]
         if path not in _PATHS:
             raise _Refused(404, "use /v1/traces or /v1/logs")
+        self._check_caller(handler)
+        headers = handler.headers
+        kind = headers.get("Content-Type", "").split(";", 1)[0].strip().lower()
+        if kind not in _CONTENT_TYPES:
+            raise _Refused(415, "send OTLP as application/json or application/x-protobuf")
+        return path, _CONTENT_TYPES[kind]
+
+    def _check_caller(self, handler: BaseHTTPRequestHandler) -> None:
+        """Refuse a request from a foreign name or web page, or without the token.
+
+        Raises:
+            _Refused: 403 or 401.
+        """
         headers = handler.headers
         if is_loopback(self._settings.host) and headers.get("Host") not in self._hosts:
             raise _Refused(403, "the Host header does not name this receiver")
@@ -394,10 +432,6 @@ class LiveRun:
             sent = headers.get("Authorization", "")
             if not hmac.compare_digest(sent.encode(), f"Bearer {token}".encode()):
                 raise _Refused(401, "a bearer token is required")
-        kind = headers.get("Content-Type", "").split(";", 1)[0].strip().lower()
-        if kind not in _CONTENT_TYPES:
-            raise _Refused(415, "send OTLP as application/json or application/x-protobuf")
-        return path, _CONTENT_TYPES[kind]
 
     def _read(self, handler: BaseHTTPRequestHandler, binary: bool) -> Any:
         """The request's export request as its OTLP/JSON dict.
@@ -464,7 +498,18 @@ class LiveRun:
 
             def do_GET(self) -> None:
                 self.close_connection = True
-                self._reply(405, b'{"message": "POST OTLP to /v1/traces"}', "application/json")
+                if self.path.split("?", 1)[0] != _SUMMARY:
+                    body = b'{"message": "POST OTLP to /v1/traces; GET /v1/summary"}'
+                    self._reply(405, body, "application/json")
+                    return
+                try:
+                    live._check_caller(self)
+                except _Refused as refused:
+                    message = json.dumps({"message": str(refused)}).encode()
+                    self._reply(refused.status, message, "application/json")
+                    return
+                summary = {"run_id": live.run_id, **live.monitor.snapshot()}
+                self._reply(200, json.dumps(summary).encode(), "application/json")
 
         return Handler
 

@@ -118,8 +118,8 @@ def hex_id(value: Any) -> str | None:
     if value is None or value == "":
         return None
     text = str(value)
-    if text.startswith("0x"):
-        return text[2:]
+    if text.startswith("0x") and _HEX.fullmatch(text[2:]):
+        return text[2:]  # not the base64 of an id that happens to begin with "0x"
     if len(text) in (12, 24) and not _HEX.fullmatch(text):
         try:
             return base64.b64decode(text, validate=True).hex()
