@@ -198,6 +198,28 @@ def _print(figures: dict[str, dict[str, float]], args: argparse.Namespace, size_
             f"driver peak memory: {small['rss_mb']:.0f} MB at {small['n']:,.0f} traces, "
             f"{big['rss_mb']:.0f} MB at {big['n']:,.0f} ({growth:+.0%})"
         )
+        _capacity(small, big, size_mb * 1e6 / args.n)
+
+
+def _capacity(small: dict[str, float], big: dict[str, float], input_bytes: float) -> None:
+    """The plan for 10^9 traces from the two cluster runs: the rate beyond a run's fixed start
+    (the difference of the two runs), per core, and the bytes a trace takes."""
+    rate = (big["n"] - small["n"]) / (big["seconds"] - small["seconds"])
+    fixed = max(0.0, small["seconds"] - small["n"] / rate)
+    per_core = rate / 2
+    core_hours = 1e9 / per_core / 3600
+    stored = big["results_mb"] * 1e6 / big["n"]
+    footer_s = big["summary_s"] / big["shards"]
+    print(
+        f"cluster beyond a run's start: {rate:,.0f} traces/s, {per_core:,.0f} a core; "
+        f"a run's fixed start and finish: {fixed:.0f} s"
+    )
+    print(
+        f"10^9 traces: {core_hours:,.0f} core-hours ({core_hours / 24:,.0f} cores for a day, "
+        f"{core_hours:,.0f} for an hour); input {input_bytes * 1e9 / 1e12:.1f} TB of JSONL, "
+        f"results {stored * 1e9 / 1e12:.2f} TB of Parquet; the summary merges "
+        f"{footer_s * 1e3:.1f} ms of footer a shard"
+    )
 
 
 if __name__ == "__main__":
