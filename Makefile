@@ -31,10 +31,12 @@ demo: install
 test: install $(BENCH_DEPS)/.installed
 	$(PY) -m pytest -q
 
-# Longer fuzzing of every reader: FUZZ_EXAMPLES generated inputs each (make test runs 25).
+# Longer fuzzing of every reader: FUZZ_EXAMPLES generated inputs each (make test runs a few),
+# and as many hostile values through every reader, the store and the reports.
 FUZZ_EXAMPLES ?= 2000
 fuzz: install $(BENCH_DEPS)/.installed
-	AGENTGAUGE_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(PY) -m pytest -q tests/test_fuzz.py
+	AGENTGAUGE_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(PY) -m pytest -q tests/test_fuzz.py \
+		tests/test_property_integrity.py
 
 lint: install
 	$(VENV)/bin/ruff check src tests bench examples

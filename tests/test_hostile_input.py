@@ -55,7 +55,9 @@ def test_native_lines_with_hostile_values_are_located_errors(tmp_path: Path) -> 
     assert traces[2].output == "\ufffd"  # UTF-8 cannot hold a lone surrogate: the store could not
     assert errors[2] == "an integer with more than 4300 digits"
     assert errors[4] == "invalid JSON: nested too deeply to read"
-    assert set(errors) == {2, 4}
+    # the line with the lone surrogate is read, and says so
+    assert errors[5].startswith("warning: a lone surrogate (half of a UTF-16 pair, not text)")
+    assert set(errors) == {2, 4, 5}
 
 
 def test_evaluate_completes_and_resume_finds_nothing_left(tmp_path: Path) -> None:
@@ -69,7 +71,12 @@ def test_evaluate_completes_and_resume_finds_nothing_left(tmp_path: Path) -> Non
     run_id, status = con.execute("SELECT id, status FROM runs").fetchone()
     assert status == "completed"
     assert con.execute("SELECT COUNT(*) FROM samples").fetchone()[0] == 5
-    assert [r[0] for r in con.execute("SELECT line FROM read_errors ORDER BY line")] == [2, 4]
+    problems = con.execute("SELECT line, message FROM read_errors ORDER BY line").fetchall()
+    assert [(line, message.startswith("warning: ")) for line, message in problems] == [
+        (2, False),
+        (4, False),
+        (5, True),
+    ]
     con.close()
     again = runner.invoke(app, ["evaluate", "--resume", run_id, "--db", str(db), "--no-progress"])
     assert again.exit_code == 0, again.output

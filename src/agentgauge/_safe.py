@@ -27,8 +27,10 @@ __all__ = [
     "guarded",
     "loads",
     "may_hold_surrogate",
+    "replace_surrogates",
     "size_limit",
     "storable_text",
+    "unexpected",
     "without_surrogates",
 ]
 
@@ -72,6 +74,21 @@ def describe(exc: BaseException) -> str:
     if "integer string conversion" in text:
         return f"an integer with more than {sys.get_int_max_str_digits()} digits"
     return text
+
+
+def unexpected(exc: BaseException) -> str:
+    """What a reader's own failure on a record was, for a user: the error's kind and message,
+    and that it is agentgauge's to fix (a reader keeps the record apart and goes on).
+
+    Args:
+        exc: an exception the reader did not expect.
+    """
+    detail = str(exc)
+    detail = detail if len(detail) <= 200 else detail[:200] + "..."
+    return (
+        f"agentgauge could not read it ({type(exc).__name__}: {detail}); please report this "
+        "with the record"
+    )
 
 
 def loads(text: str | bytes) -> Any:
@@ -163,12 +180,42 @@ def without_surrogates(value: Any) -> Any:
     Args:
         value: decoded JSON.
     """
+    return replace_surrogates(value)[0]
+
+
+def replace_surrogates(value: Any) -> tuple[Any, list[tuple[str | int, ...]]]:
+    """``value`` with every lone surrogate in its strings and keys replaced by U+FFFD, and
+    where each was: the path of every string or key replaced (a key is named as it is after
+    the replacement), in document order.
+
+    Args:
+        value: decoded JSON (or a model's dump).
+    """
+    where: list[tuple[str | int, ...]] = []
+    return _replaced(value, (), where), where
+
+
+def _replaced(value: Any, at: tuple[str | int, ...], where: list[tuple[str | int, ...]]) -> Any:
     if isinstance(value, str):
+        if _LONE_SURROGATE.search(value) is None:
+            return value
+        where.append(at)
         return _LONE_SURROGATE.sub("\ufffd", value)
     if isinstance(value, list):
-        return [without_surrogates(v) for v in value]
+        return [_replaced(v, (*at, i), where) for i, v in enumerate(value)]
     if isinstance(value, dict):
-        return {without_surrogates(k): without_surrogates(v) for k, v in value.items()}
+        out = {}
+        for k, v in value.items():
+            key = k
+            if isinstance(k, str) and _LONE_SURROGATE.search(k) is not None:
+                key = clean = _LONE_SURROGATE.sub("\ufffd", k)
+                n = 1
+                while key in value or key in out:  # keys that differ only there stay apart
+                    n += 1
+                    key = f"{clean} ({n})"
+                where.append((*at, key))
+            out[key] = _replaced(v, (*at, key), where)
+        return out
     return value
 
 

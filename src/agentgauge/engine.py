@@ -431,7 +431,8 @@ def _parse_and_score(
     for seq, key, item in batch:
         if isinstance(item, RawLine):
             native = item.trace_format == "native"
-            parsed = parse_line(item) if native else parse_raw_line(item)
+            # a line's warning (a value replaced), then its trace
+            parsed = parse_line(item, errors) if native else parse_raw_line(item, errors)
             if isinstance(parsed, ReadError):
                 errors.append(parsed)
             else:

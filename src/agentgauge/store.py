@@ -28,7 +28,7 @@ from typing import Any, NamedTuple, Protocol, overload
 from agentgauge._redact import hide_credentials, might_hold_secret, redact_secrets
 from agentgauge._safe import DecodeError, dumps, storable_text
 from agentgauge.errors import AgentgaugeError
-from agentgauge.io.jsonl import ReadError
+from agentgauge.io.jsonl import WARNING, ReadError
 from agentgauge.model import Trace
 from agentgauge.scoring import Thresholds
 
@@ -214,6 +214,7 @@ _MIGRATIONS: dict[int, str] = {
 
 
 _SQL_VARIABLES = 500  # bound parameters per statement, well under SQLite's limit
+_WARNING_LIKE = WARNING + "%"  # a read error that is a warning (the line was read)
 
 
 def _statements(script: str) -> Iterator[str]:
@@ -582,8 +583,9 @@ class PreparedBatch(NamedTuple):
 
     @property
     def size(self) -> int:
-        """Samples and read errors in the batch: the items it accounts for."""
-        return len(self.samples) + len(self.errors)
+        """Samples and read errors in the batch: the items it accounts for (a warning is
+        about a sample or an error, not an item of its own)."""
+        return len(self.samples) + sum(not e[3].startswith(WARNING) for e in self.errors)
 
 
 def prepare_batch(
@@ -661,7 +663,9 @@ class SampleSource(Protocol):
         """Why metrics had no value (:meth:`Store.missing_reasons`)."""
         ...
 
-    def read_errors(self, run_id: str, limit: int | None = None) -> list[ReadError]:
+    def read_errors(
+        self, run_id: str, limit: int | None = None, *, warnings: bool | None = None
+    ) -> list[ReadError]:
         """The bad input lines (:meth:`Store.read_errors`)."""
         ...
 
@@ -842,7 +846,8 @@ class Store:
             "SELECT COUNT(*) FROM samples WHERE run_id = ?", (row["id"],)
         ).fetchone()[0]
         n_errors = self._db.execute(
-            "SELECT COUNT(*) FROM read_errors WHERE run_id = ?", (row["id"],)
+            "SELECT COUNT(*) FROM read_errors WHERE run_id = ? AND message NOT LIKE ?",
+            (row["id"], _WARNING_LIKE),
         ).fetchone()[0]
         summary = json.loads(row["summary"]) if row["summary"] else None
         if row["place"] is not None:
@@ -898,9 +903,13 @@ class Store:
                 "INSERT OR REPLACE INTO metric_values VALUES (?,?,?,?,?,?)",
                 [(run_id, *row) for row in batch.metric_values],
             )
+            # one row per line: an error there replaces a warning, never the other way
             db.executemany(
-                "INSERT OR REPLACE INTO read_errors VALUES (?,?,?,?,?)",
-                [(run_id, *row) for row in batch.errors],
+                "INSERT INTO read_errors VALUES (?,?,?,?,?) "
+                "ON CONFLICT (run_id, source, line) DO UPDATE SET field = excluded.field, "
+                "message = excluded.message WHERE read_errors.message LIKE ? "
+                "OR excluded.message NOT LIKE ?",
+                [(run_id, *row, _WARNING_LIKE, _WARNING_LIKE) for row in batch.errors],
             )
             db.execute(
                 "UPDATE runs SET summary = NULL WHERE id = ? AND summary IS NOT NULL", (run_id,)
@@ -1207,20 +1216,26 @@ class Store:
                 reasons.append((reason, count))
         return out
 
-    def read_errors(self, run_id: str, limit: int | None = None) -> list[ReadError]:
+    def read_errors(
+        self, run_id: str, limit: int | None = None, *, warnings: bool | None = None
+    ) -> list[ReadError]:
         """The bad input lines of a run, in file and line order.
 
         Args:
             run_id: the run.
             limit: at most this many (the first ones).
+            warnings: only the lines read with a value left out or replaced (True), only
+                those that could not be read (False), or both (None).
         """
-        sql = (
-            "SELECT source, line, field, message FROM read_errors WHERE run_id = ? "
-            "ORDER BY source, line"
-        )
+        where, args = "run_id = ?", [run_id]
+        if warnings is not None:
+            where += " AND message LIKE ?" if warnings else " AND message NOT LIKE ?"
+            args.append(_WARNING_LIKE)
+        sql = f"SELECT source, line, field, message FROM read_errors WHERE {where} "
+        sql += "ORDER BY source, line"
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
-        return [ReadError(*r) for r in self._db.execute(sql, (run_id,))]
+        return [ReadError(*r) for r in self._db.execute(sql, args)]
 
     # domain records -----------------------------------------------------------------------
 

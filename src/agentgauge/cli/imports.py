@@ -54,7 +54,7 @@ def _print_report(report: ImportReport) -> None:
 
 
 def _print_error(error: ReadError) -> None:
-    err_console.print(str(error), style="yellow", highlight=False, markup=False)
+    err_console.print(str(error), style="yellow", highlight=False, markup=False, soft_wrap=True)
 
 
 def import_traces(
@@ -110,7 +110,8 @@ def import_traces(
     with console.status("importing"):
         counts = convert(paths, out, read, on_error=_print_error)
     _print_report(report)
-    console.print(f"wrote {counts.traces} traces to {out}; {counts.errors} errors")
+    warned = f", {counts.warnings} warnings" if counts.warnings else ""
+    console.print(f"wrote {counts.traces} traces to {out}; {counts.errors} errors{warned}")
     if counts.traces == 0:
         err_console.print(f"[yellow]hint:[/] {report.no_trace_hint(list(IMPORTERS))}")
         raise typer.Exit(1)

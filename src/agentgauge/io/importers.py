@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
+from agentgauge._safe import unexpected
 from agentgauge.io.jsonl import RawLine, ReadError, count_lines, write_traces
 from agentgauge.registry import Registry, keyword_options
 
@@ -34,6 +35,7 @@ __all__ = [
     "convert",
     "get_importer",
     "importer",
+    "isolated",
     "parse_raw_line",
 ]
 
@@ -41,7 +43,9 @@ Importer: TypeAlias = "Callable[..., Iterator[Trace | ReadError]]"
 """``read(path, **options)``: the file's traces, and a ReadError for each part it cannot read."""
 
 LineSplitter: TypeAlias = "Callable[[str | Path], Iterator[RawLine | ReadError]]"
-LineParser: TypeAlias = "Callable[[RawLine], Trace | ReadError]"
+LineParser: TypeAlias = "Callable[[RawLine, list[ReadError]], Trace | ReadError]"
+"""One line's trace (or what is wrong with it); a warning about the line (a value left out or
+replaced) goes in the list, before the trace."""
 
 
 @dataclass(frozen=True)
@@ -68,14 +72,15 @@ class ImporterInfo:
 
     def items(self, paths: Iterable[str | Path]) -> Iterable[Trace | ReadError | RawLine]:
         """What the engine scores from ``paths``: raw lines when the format has them, traces
-        and read errors otherwise.
+        and read errors otherwise (a reader that fails costs the rest of its file only:
+        :func:`isolated`).
 
         Args:
             paths: the files, in order.
         """
         if self.lines is not None:
             return itertools.chain.from_iterable(self.lines(p) for p in paths)
-        return itertools.chain.from_iterable(self.read(p) for p in paths)
+        return itertools.chain.from_iterable(isolated(self.read, p) for p in paths)
 
     def count(self, paths: Iterable[str | Path]) -> int | None:
         """The number of items :meth:`items` yields, when it is known without reading.
@@ -132,16 +137,17 @@ IMPORTERS: Registry[ImporterInfo] = Registry(
 """Every importer by format name."""
 
 
-def parse_raw_line(raw: RawLine) -> Trace | ReadError:
+def parse_raw_line(raw: RawLine, warnings: list[ReadError]) -> Trace | ReadError:
     """The trace of one raw line, read by the importer its format names (in a worker).
 
     Args:
         raw: the line.
+        warnings: where a warning about the line goes (a value left out or replaced).
     """
     parse = IMPORTERS.get(raw.trace_format).parse
     if parse is None:  # a raw line comes only from a format that has a parser
         raise ValueError(f"the {raw.trace_format!r} format reads whole files, not lines")
-    return parse(raw)
+    return parse(raw, warnings)
 
 
 def get_importer(name: str) -> Importer:
@@ -156,6 +162,26 @@ def get_importer(name: str) -> Importer:
     return IMPORTERS.get(name).read
 
 
+def isolated(read: Importer, path: str | Path) -> Iterator[Trace | ReadError]:
+    """``read(path)``, whose failure is an error of that file and not of the command: what it
+    read before it stopped is kept, and the other files are read. (The built-in readers keep
+    each record apart already: one that fails costs that record only.)
+
+    Args:
+        read: an importer's reader, with its options applied.
+        path: the file.
+    """
+    line = 0
+    try:
+        for item in read(path):
+            if isinstance(item, ReadError) and item.source == str(path):
+                line = item.line
+            yield item
+    except Exception as exc:  # the import boundary: a reader's bug costs its file
+        message = f"the rest of the file is not read: {unexpected(exc)}"
+        yield ReadError(str(path), line + 1, None, message)
+
+
 @dataclass(frozen=True)
 class ImportCounts:
     """What :func:`convert` did.
@@ -163,10 +189,12 @@ class ImportCounts:
     Args:
         traces: traces written.
         errors: records of the input that could not be read as a trace.
+        warnings: records read with a value left out or replaced.
     """
 
     traces: int
     errors: int
+    warnings: int = 0
 
 
 def convert(
@@ -182,20 +210,22 @@ def convert(
         paths: the files to read, in this order.
         out: the JSONL file to write (``.gz`` compresses it).
         read: the reader of the files' format, with its options applied.
-        on_error: called with each record that could not be read, as it is met.
+        on_error: called with each record that could not be read (and each warning), as it
+            is met.
     """
-    n_errors = 0
+    n_errors = n_warnings = 0
 
     def traces() -> Iterable[Trace]:
-        nonlocal n_errors
+        nonlocal n_errors, n_warnings
         for path in paths:
-            for item in read(path):
+            for item in isolated(read, path):
                 if isinstance(item, ReadError):
-                    n_errors += 1
+                    n_warnings += item.warning
+                    n_errors += not item.warning
                     if on_error is not None:
                         on_error(item)
                 else:
                     yield item
 
     n_traces = write_traces(traces(), out)
-    return ImportCounts(n_traces, n_errors)
+    return ImportCounts(n_traces, n_errors, n_warnings)

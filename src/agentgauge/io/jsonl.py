@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import IO, Any, TypeVar, cast
 
 from pydantic import BaseModel, ValidationError
+from pydantic_core import PydanticSerializationError
 
 from agentgauge._atomic import atomic_path
 from agentgauge._safe import (
@@ -26,8 +27,9 @@ from agentgauge._safe import (
     NESTED_TOO_DEEPLY,
     describe,
     may_hold_surrogate,
+    replace_surrogates,
     size_limit,
-    without_surrogates,
+    unexpected,
 )
 from agentgauge.model import Trace
 
@@ -36,6 +38,7 @@ M = TypeVar("M", bound=BaseModel)
 __all__ = [
     "MAX_LINE_BYTES",
     "NESTED_TOO_DEEPLY",
+    "WARNING",
     "RawLine",
     "ReadError",
     "count_lines",
@@ -49,15 +52,25 @@ __all__ = [
     "parse_line",
     "printable",
     "read_traces",
+    "read_warning",
+    "storable_trace",
+    "surrogate_note",
+    "surrogate_warning",
     "validate_line",
     "validation_read_error",
     "write_traces",
 ]
 
 
+WARNING = "warning: "
+"""How the message of a warning begins: a value was left out or replaced, and the record that
+holds it was read (:func:`read_warning`)."""
+
+
 @dataclass(frozen=True)
 class ReadError:
-    """A line that could not be read as a Trace.
+    """A line that could not be read as a Trace, or a warning about one that was read with a
+    value left out or replaced (its message begins with ``warning: ``).
 
     Args:
         source: the file it came from.
@@ -70,6 +83,11 @@ class ReadError:
     line: int
     field: str | None
     message: str
+
+    @property
+    def warning(self) -> bool:
+        """Whether this is a warning: the record was read, without the value named."""
+        return self.message.startswith(WARNING)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -310,24 +328,77 @@ def validation_read_error(
     return ReadError(source, line, path or None, error_message(first) + more)
 
 
-def validate_line(model: type[M], raw: RawLine | ReadError) -> M | ReadError:
+def read_warning(source: str, line: int, field: str | None, message: str) -> ReadError:
+    """A warning: the record at ``line`` was read, with the value at ``field`` left out or
+    replaced as ``message`` says.
+
+    Args:
+        source: the file.
+        line: 1-based line number.
+        field: the value's dotted path.
+        message: what was done, for a user.
+    """
+    return ReadError(source, line, field, WARNING + message)
+
+
+def surrogate_note(
+    where: list[tuple[str | int, ...]], *, prefix: str | None = None
+) -> tuple[str, str]:
+    """The field and the message of the warning for text read with a lone surrogate replaced
+    by U+FFFD (half of a UTF-16 pair: no file and no store can hold it as text).
+
+    Args:
+        where: the paths of the strings (or keys) replaced, in order (not empty).
+        prefix: put before the first path (the trace a value belongs to).
+    """
+    path = field_path(where[0]) or "(the value itself)"
+    more = f" (and {len(where) - 1} more)" if len(where) > 1 else ""
+    message = f"a lone surrogate (half of a UTF-16 pair, not text) was read as U+FFFD{more}"
+    return (f"{prefix}: {path}" if prefix else path), message
+
+
+def surrogate_warning(
+    source: str, line: int, where: list[tuple[str | int, ...]], *, prefix: str | None = None
+) -> ReadError:
+    """The warning of :func:`surrogate_note` for a line.
+
+    Args:
+        source: the file.
+        line: 1-based line number.
+        where: the paths of the strings (or keys) replaced, in order (not empty).
+        prefix: put before the first path (the trace a value belongs to).
+    """
+    return read_warning(source, line, *surrogate_note(where, prefix=prefix))
+
+
+def validate_line(
+    model: type[M], raw: RawLine | ReadError, warnings: list[ReadError] | None = None
+) -> M | ReadError:
     """Validate one JSON line as ``model``, or return a ReadError naming the field at fault.
 
     Args:
         model: a pydantic model class.
         raw: the line (a line that could not be read is passed through).
+        warnings: where the warning about a line read with a value replaced goes (a lone
+            surrogate read as U+FFFD); without it the replacement is silent.
     """
     if isinstance(raw, ReadError):
         return raw
     try:
         if may_hold_surrogate(raw.text):
             # a lone surrogate is read as U+FFFD: what cannot be written is not read
-            return model.model_validate(without_surrogates(json.loads(raw.text)))
+            data, where = replace_surrogates(json.loads(raw.text))
+            parsed = model.model_validate(data)
+            if where and warnings is not None:
+                warnings.append(surrogate_warning(raw.source, raw.line, where))
+            return parsed
         return model.model_validate_json(raw.text)
     except ValidationError as exc:
         error = exc
     except DECODE_ERRORS as exc:  # raised by a validator on a hostile value
         return decode_error(raw.source, raw.line, exc)
+    except Exception as exc:  # the import boundary: a bug costs this line only
+        return ReadError(raw.source, raw.line, None, unexpected(exc))
     first = error.errors()[0]
     if first["type"] == "json_invalid" or (first["type"] == "model_type" and not first["loc"]):
         # pydantic's message has no position: the stdlib parser says where, or what it got
@@ -344,19 +415,48 @@ def validate_line(model: type[M], raw: RawLine | ReadError) -> M | ReadError:
     return validation_read_error(raw.source, raw.line, error)
 
 
-def parse_line(raw: RawLine | ReadError) -> Trace | ReadError:
-    """Parse one line into a Trace, or a ReadError naming the field at fault."""
-    return validate_line(Trace, raw)
+def parse_line(
+    raw: RawLine | ReadError, warnings: list[ReadError] | None = None
+) -> Trace | ReadError:
+    """Parse one line into a Trace, or a ReadError naming the field at fault.
+
+    Args:
+        raw: the line.
+        warnings: where the warning about a value replaced goes (:func:`validate_line`).
+    """
+    return validate_line(Trace, raw, warnings)
+
+
+def storable_trace(trace: Trace) -> tuple[Trace, list[tuple[str | int, ...]]]:
+    """``trace`` as a file and the store can write it, and where it was not: a lone surrogate
+    that a reader decoded inside a value (JSON text in a span attribute, a tool call's
+    arguments given as text) is read as U+FFFD (:func:`surrogate_note` says so).
+
+    Args:
+        trace: a trace a reader made.
+    """
+    try:
+        trace.model_dump_json()
+    except PydanticSerializationError:
+        data, where = replace_surrogates(trace.model_dump())
+        if not where:
+            raise
+        return Trace.model_validate(data), where
+    return trace, []
 
 
 def read_traces(path: str | Path) -> Iterator[Trace | ReadError]:
-    """Stream the Traces of a JSONL file; bad lines come out as ReadError and reading goes on.
+    """Stream the Traces of a JSONL file; bad lines come out as ReadError and reading goes on
+    (a line read with a value replaced comes after its warning).
 
     Args:
         path: a ``.jsonl`` file, optionally ``.gz``-compressed.
     """
     for raw in iter_raw_lines(path):
-        yield parse_line(raw)
+        warnings: list[ReadError] = []
+        trace = parse_line(raw, warnings)
+        yield from warnings
+        yield trace
 
 
 def write_traces(traces: Iterable[Trace], path: str | Path) -> int:

@@ -33,12 +33,14 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from agentgauge._safe import DECODE_ERRORS, describe
+from agentgauge._safe import DECODE_ERRORS, describe, unexpected
 from agentgauge.io.importers import importer
 from agentgauge.io.jsonl import (
     RawLine,
     ReadError,
     iter_raw_lines,
+    storable_trace,
+    surrogate_warning,
     validate_line,
     validation_read_error,
 )
@@ -341,22 +343,32 @@ def _trace(chat: _Chat, line: int) -> Trace:
     )
 
 
-def parse_chat_line(raw: RawLine) -> Trace | ReadError:
+def parse_chat_line(raw: RawLine, warnings: list[ReadError] | None = None) -> Trace | ReadError:
     """The trace of one line of an ``openai-chat`` file, or a ReadError naming the line and
     the field at fault.
 
     Args:
         raw: the line.
+        warnings: where the line's warning goes (one a line: the store keeps one), when a
+            value was replaced (a lone surrogate read as U+FFFD).
     """
-    chat = validate_line(_Chat, raw)
+    found: list[ReadError] = []
+    chat = validate_line(_Chat, raw, found)
     if isinstance(chat, ReadError):
         return chat
     try:
-        return _trace(chat, raw.line)
+        trace, replaced = storable_trace(_trace(chat, raw.line))
     except _FieldError as exc:
         return ReadError(raw.source, raw.line, exc.field, exc.message)
     except ValidationError as exc:
         return validation_read_error(raw.source, raw.line, exc)
+    except Exception as exc:  # the import boundary: a bug costs this line
+        return ReadError(raw.source, raw.line, None, unexpected(exc))
+    if replaced and not found:  # in a tool call's arguments, given as JSON text
+        found.append(surrogate_warning(raw.source, raw.line, replaced, prefix=f"trace {trace.id}"))
+    if warnings is not None:
+        warnings.extend(found[:1])
+    return trace
 
 
 _FORMAT = "openai-chat"
@@ -380,4 +392,10 @@ def read_openai_chat(path: str | Path) -> Iterator[Trace | ReadError]:
         path: a ``.jsonl`` file, optionally ``.gz``-compressed.
     """
     for raw in _chat_lines(path):
-        yield raw if isinstance(raw, ReadError) else parse_chat_line(raw)
+        if isinstance(raw, ReadError):
+            yield raw
+            continue
+        warnings: list[ReadError] = []
+        trace = parse_chat_line(raw, warnings)
+        yield from warnings
+        yield trace

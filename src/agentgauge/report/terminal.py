@@ -134,12 +134,22 @@ def print_summary(store: Store, run_id: str, console: Console | None = None) -> 
         )
     if failed:
         console.print(f"[red]{failed} samples had a metric error[/] (see the JSON/HTML report).")
-    if run.n_errors:
+    source = samples_of(store, run)
+    errors = source.read_errors(run.id, limit=10, warnings=False)
+    if errors:
         console.print(f"[red]{run.n_errors} input lines could not be read:[/]")
-        for e in samples_of(store, run).read_errors(run.id, limit=10):
+        for e in errors:
             console.print(f"  {e}", markup=False, highlight=False)
         if run.n_errors > 10:
             console.print(f"  … and {run.n_errors - 10} more")
+    warnings = source.read_errors(run.id, limit=11, warnings=True)
+    if warnings:
+        n = f"{len(warnings)}" if len(warnings) <= 10 else "More than 10"
+        console.print(f"[yellow]{n} input lines were read with a value left out:[/]")
+        for e in warnings[:10]:
+            console.print(f"  {e}", markup=False, highlight=False)
+        if len(warnings) > 10:
+            console.print("  … and more (the JSON report lists them all)")
 
 
 def _interval(ci: Any) -> str:

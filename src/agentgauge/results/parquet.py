@@ -13,7 +13,7 @@ from collections.abc import Iterator, Sequence
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from agentgauge.io.jsonl import ReadError
+from agentgauge.io.jsonl import WARNING, ReadError
 from agentgauge.results.dataset import (
     SAMPLE_FIELDS,
     STATS_KEY,
@@ -342,11 +342,18 @@ class ParquetSamples:
                 reasons.append((why, int(n)))
         return out
 
-    def read_errors(self, run_id: str, limit: int | None = None) -> list[ReadError]:
-        """The bad input lines, in file and line order."""
+    def read_errors(
+        self, run_id: str, limit: int | None = None, *, warnings: bool | None = None
+    ) -> list[ReadError]:
+        """The bad input lines, in file and line order (only the warnings, or only the errors,
+        as :meth:`Store.read_errors` says)."""
         if not self._files("read_errors"):
             return []
-        sql = "SELECT source, line, field, message FROM read_errors ORDER BY source, line"
+        where, args = "", []
+        if warnings is not None:
+            where = " WHERE message LIKE ?" if warnings else " WHERE message NOT LIKE ?"
+            args.append(WARNING + "%")
+        sql = f"SELECT source, line, field, message FROM read_errors{where} ORDER BY source, line"
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
-        return [ReadError(*r) for r in self._db.execute(sql).fetchall()]
+        return [ReadError(*r) for r in self._db.execute(sql, args).fetchall()]

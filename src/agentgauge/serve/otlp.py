@@ -47,7 +47,7 @@ from agentgauge._safe import (
     DecodeError,
     loads,
     may_hold_surrogate,
-    without_surrogates,
+    replace_surrogates,
 )
 from agentgauge.config import Suite
 from agentgauge.engine import EvaluateOptions, evaluate
@@ -331,19 +331,27 @@ class LiveRun:
             return
         self._items.put(item)
 
-    def _take(self, path: str, doc: Any, binary: bool) -> None:
+    def _take(
+        self, path: str, doc: Any, binary: bool, replaced: list[tuple[str | int, ...]] | None = None
+    ) -> None:
         with self._lock:
             self._requests += 1
             if path == "/v1/logs":
-                items: Iterator[Trace | ReadError] = self._stream.add_logs(doc, self._requests)
+                items: Iterator[Trace | ReadError] = self._stream.add_logs(
+                    doc, self._requests, replaced=replaced or ()
+                )
             else:
                 now = time.monotonic()
                 self.monitor.watch(doc)
-                items = self._stream.add(doc, self._requests, now, binary=binary)
+                items = self._stream.add(
+                    doc, self._requests, now, binary=binary, replaced=replaced or ()
+                )
             for item in items:
                 self._queue(item)
 
-    def _receive(self, path: str, doc: Any, binary: bool) -> None:
+    def _receive(
+        self, path: str, doc: Any, binary: bool, replaced: list[tuple[str | int, ...]]
+    ) -> None:
         """Store a request, then take its spans.
 
         Raises:
@@ -360,7 +368,7 @@ class LiveRun:
         except OSError as exc:
             self._fail(f"the request cannot be stored: {exc}")
             raise _Refused(503, f"the request cannot be stored: {exc}") from None
-        self._take(path, doc, binary)
+        self._take(path, doc, binary, replaced)
 
     def _fail(self, message: str) -> None:
         if self._failure is None:
@@ -433,8 +441,11 @@ class LiveRun:
             if not hmac.compare_digest(sent.encode(), f"Bearer {token}".encode()):
                 raise _Refused(401, "a bearer token is required")
 
-    def _read(self, handler: BaseHTTPRequestHandler, binary: bool) -> Any:
-        """The request's export request as its OTLP/JSON dict.
+    def _read(
+        self, handler: BaseHTTPRequestHandler, binary: bool
+    ) -> tuple[Any, list[tuple[str | int, ...]]]:
+        """The request's export request as its OTLP/JSON dict, and the paths of the strings
+        read with a lone surrogate replaced (the request is stored as it is read).
 
         Raises:
             _Refused: too large (413) or unreadable (400).
@@ -456,10 +467,10 @@ class LiveRun:
             data = _gunzip(data, cap)
         try:
             if binary:
-                return decode_request(data)
+                return decode_request(data), []
             text = data.decode("utf-8")
             doc = loads(text)
-            return without_surrogates(doc) if may_hold_surrogate(text) else doc
+            return replace_surrogates(doc) if may_hold_surrogate(text) else (doc, [])
         except _UNREADABLE as exc:
             raise _Refused(400, f"cannot read the request: {exc}") from None
 
@@ -481,8 +492,8 @@ class LiveRun:
                 binary = False
                 try:
                     path, binary = live._check(self)
-                    doc = live._read(self, binary)
-                    live._receive(path, doc, binary)
+                    doc, replaced = live._read(self, binary)
+                    live._receive(path, doc, binary, replaced)
                 except _Refused as refused:
                     # what was not read of the body would be taken for the next request
                     self.close_connection = True

@@ -520,7 +520,7 @@
     content.append(...doc.sections.map(sectionView));
     content.append(await samplesSection(doc, params));
     if (doc.n_read_errors) {
-      content.append(el("h2", { text: "Unreadable input lines (" + doc.n_read_errors + ")" }),
+      content.append(el("h2", { text: "Input lines not read, or read with a value left out (" + doc.n_read_errors + ")" }),
         table(["source", { label: "line", num: true }, "field", "message"], doc.read_errors.map((e) => [e.source, e.line, e.field || "", e.message])));
     }
     return content;

@@ -12,8 +12,9 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from agentgauge.io.otel.wire.span import Span
-from agentgauge.model import ToolCall, ToolSpec, Usage
+from agentgauge._safe import DECODE_ERRORS, describe, unexpected
+from agentgauge.io.otel.wire.span import BadField, Span
+from agentgauge.model import MOST_TOKENS, ToolCall, ToolSpec, Usage
 
 __all__ = ["OPERATION_KINDS", "Kind", "Message", "Observation", "Resolver"]
 
@@ -81,17 +82,53 @@ class Observation:
         resolve: reads one field from the span (the conventions' resolver).
     """
 
-    __slots__ = ("_resolve", "_values", "span")
+    __slots__ = ("_resolve", "_values", "problems", "span")
 
     def __init__(self, span: Span, resolve: Resolver) -> None:
         self.span = span
         self._resolve = resolve
         self._values: dict[str, Any] = {}
+        self.problems: list[BadField] = []
+        """The values left out of the observation (a convention could not read them), as
+        warnings naming the span and the field."""
 
     def _get(self, name: str) -> Any:
         if name not in self._values:
-            self._values[name] = self._resolve(self.span, name)
+            try:
+                self._values[name] = self._resolve(self.span, name)
+            except Exception as exc:  # a value no convention can read is left out
+                why = describe(exc) if isinstance(exc, DECODE_ERRORS) else unexpected(exc)
+                self._leave_out(name, f"{why}: the value is left out")
+                self._values[name] = None
         return self._values[name]
+
+    def _leave_out(self, name: str, message: str) -> None:
+        field = f"span {self.span.span_id}: {name}"
+        self.problems.append(BadField(field, message, warning=True))
+
+    def _count(self, name: str) -> int | None:
+        """A token count, left out (with a warning) when it is not a whole number from 0 to
+        :data:`~agentgauge.model.MOST_TOKENS`: an infinite or 4,000-digit count is corrupt."""
+        value = self._get(name)
+        if value is None:
+            return None
+        if (
+            isinstance(value, int | float)
+            and not isinstance(value, bool)
+            and 0 <= value <= MOST_TOKENS
+            and value == int(value)
+        ):
+            return int(value)
+        try:
+            shown = str(value)
+        except ValueError:  # more digits than Python writes
+            shown = "a number of thousands of digits"
+        shown = shown if len(shown) <= 24 else shown[:20] + "..."
+        self._leave_out(
+            name, f"a token count of {shown} is not a whole number from 0 to 10^15: left out"
+        )
+        self._values[name] = None
+        return None
 
     @property
     def operation(self) -> str | None:
@@ -192,7 +229,7 @@ class Observation:
     @property
     def usage(self) -> Usage | None:
         """The tokens the call used, as the provider reported them."""
-        inp, out = self._get("input_tokens"), self._get("output_tokens")
+        inp, out = self._count("input_tokens"), self._count("output_tokens")
         if inp is None and out is None:
             return None
         return Usage(input_tokens=inp, output_tokens=out)

@@ -11,9 +11,9 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from agentgauge._safe import describe
+from agentgauge._safe import describe, unexpected
 from agentgauge.io.importers import importer
-from agentgauge.io.jsonl import ReadError, validation_read_error
+from agentgauge.io.jsonl import ReadError, storable_trace, surrogate_note, validation_read_error
 from agentgauge.io.otel.assemble import build_trace
 from agentgauge.io.otel.conventions import observe
 from agentgauge.io.otel.observation import Observation
@@ -65,23 +65,43 @@ def _run_items(
     source: str,
     task_id_attribute: str,
 ) -> Iterator[Trace | ReadError]:
-    """A run's Trace, after a ReadError for each cycle in its parent links (broken to read
-    it); a ReadError instead when the Trace is not valid."""
+    """A run's Trace, after a warning for each cycle in its parent links (broken to read it)
+    and for the values left out of it (one per line); a ReadError instead when the Trace
+    cannot be made."""
     spans = [o.span for o in observations]
-    for cycle in _break_cycles(spans):
-        root = next(s for s in cycle if s.parent_id is None)
-        chain = " -> ".join(s.span_id for s in [*cycle, cycle[0]])
-        message = (
-            f"the parent links of spans {chain} form a cycle; {root.span_id} is read as a root"
-        )
-        yield ReadError(source, root.line, "parentSpanId", message)
+    line = min(s.line for s in spans)
+    problems: dict[int, list[BadField]] = {}
     try:
-        yield build_trace(observations, group_id, task_id_attribute, notes)
+        for cycle in _break_cycles(spans):
+            root = next(s for s in cycle if s.parent_id is None)
+            chain = " -> ".join(s.span_id for s in [*cycle, cycle[0]])
+            message = (
+                f"the parent links of spans {chain} form a cycle; {root.span_id} is read as a root"
+            )
+            problems.setdefault(root.line, []).append(
+                BadField("parentSpanId", message, warning=True)
+            )
+        trace, replaced = storable_trace(
+            build_trace(observations, group_id, task_id_attribute, notes)
+        )
     except ValidationError as exc:
-        line = min(s.line for s in spans)
         yield validation_read_error(source, line, exc, prefix=f"trace {group_id}")
+        return
     except SHAPE_ERRORS as exc:
-        yield ReadError(source, min(s.line for s in spans), f"trace {group_id}", describe(exc))
+        yield ReadError(source, line, f"trace {group_id}", describe(exc))
+        return
+    except Exception as exc:  # the import boundary: a bug costs this trace only
+        yield ReadError(source, line, f"trace {group_id}", unexpected(exc))
+        return
+    for obs in observations:
+        if obs.problems:
+            problems.setdefault(obs.span.line, []).extend(obs.problems)
+    if replaced:
+        note = surrogate_note(replaced, prefix=f"trace {trace.id}")
+        problems.setdefault(line, []).append(BadField(*note, warning=True))
+    for at in sorted(problems):
+        yield line_error(source, at, problems[at])
+    yield trace
 
 
 def _late(kind: str, trace_id: str) -> BadField:
@@ -109,13 +129,13 @@ def _preload_logs(
                 if not same_file:
                     yield item
                 continue
-            line, doc = item
+            line, doc = item.line, item.doc
             if not isinstance(doc, dict) or "resourceLogs" not in doc:
                 if not same_file:
                     message = "missing: not an OTLP logs export"
                     yield ReadError(str(path), line, "resourceLogs", message)
                 continue
-            yield from stream.add_logs(doc, line, str(path))
+            yield from stream.add_logs(doc, line, str(path), replaced=item.replaced)
 
 
 class SpanStream:
@@ -160,37 +180,75 @@ class SpanStream:
         self._emitted: set[str] = set()
         self._runs = Runs(by_conversation=group_by == "conversation")
 
-    def add_logs(self, doc: Any, line: int, source: str | None = None) -> Iterator[ReadError]:
+    def add_logs(
+        self,
+        doc: Any,
+        line: int,
+        source: str | None = None,
+        *,
+        replaced: Sequence[tuple[str | int, ...]] = (),
+    ) -> Iterator[ReadError]:
         """Keep the GenAI log records of an OTLP logs export for their spans.
 
         Args:
             doc: the ``{"resourceLogs": [...]}`` document.
             line: where it starts, for the errors.
             source: where it comes from, when not from this stream's source.
+            replaced: as for :meth:`add`.
         """
         origin = source or self.source
-        events, errors = log_events(doc, origin, line)
+        try:
+            events, errors = log_events(doc, origin, line)
+        except Exception as exc:  # the import boundary: a bug costs this document
+            events, errors = [], [BadField("", unexpected(exc))]
         for ev in events:
             if ev.trace_id in self._emitted:
                 errors.append(_late(f"log record {ev.event.name}", ev.trace_id))
             else:
                 self._logs.setdefault(ev.trace_id, []).append(ev)
+        if replaced:
+            errors.append(BadField(*surrogate_note(list(replaced)), warning=True))
         if errors:
             yield line_error(origin, line, errors)
 
     def add(
-        self, doc: Any, line: int, now: float = 0.0, *, binary: bool | None = None
+        self,
+        doc: Any,
+        line: int,
+        now: float = 0.0,
+        *,
+        binary: bool | None = None,
+        replaced: Sequence[tuple[str | int, ...]] = (),
     ) -> Iterator[Trace | ReadError]:
-        """Take the spans of one document; yields the runs it completes.
+        """Take the spans of one document; yields the runs it completes. A document that
+        cannot be read is an error of its line, and the stream goes on.
 
         Args:
             doc: an OTLP/JSON request, a span list, or a document of another span format.
             line: where it starts, for the errors.
             now: the time it arrived (for :meth:`close_idle`).
             binary: the document came as OTLP protobuf (default: as the stream was told).
+            replaced: the paths of the strings decoding read with a lone surrogate replaced
+                (:func:`~agentgauge._safe.replace_surrogates`): a warning of the line.
         """
-        protobuf = self._binary if binary is None else binary
         completed: list[str] = []
+        try:
+            errors = self._take(doc, line, now, binary, completed)
+        except Exception as exc:  # the import boundary: a bug costs this document
+            errors = [BadField("", unexpected(exc))]
+        if replaced:
+            errors.append(BadField(*surrogate_note(list(replaced)), warning=True))
+        if errors:
+            yield line_error(self.source, line, errors)
+        for trace_id in dict.fromkeys(completed):
+            yield from self._close(trace_id)
+
+    def _take(
+        self, doc: Any, line: int, now: float, binary: bool | None, completed: list[str]
+    ) -> list[BadField]:
+        """Hold the spans of a document, the traces whose root it holds in ``completed``;
+        returns what could not be read."""
+        protobuf = self._binary if binary is None else binary
         doc, label, errors = as_otlp(doc, self._span_format)
         spans: list[Span] = []
         if doc is not None:
@@ -205,10 +263,7 @@ class SpanStream:
             self._touched[span.trace_id] = now
             if self._group_by == "trace" and span.parent_id is None:
                 completed.append(span.trace_id)
-        if errors:
-            yield line_error(self.source, line, errors)
-        for trace_id in dict.fromkeys(completed):
-            yield from self._close(trace_id)
+        return errors
 
     def close_idle(self, before: float) -> Iterator[Trace | ReadError]:
         """Close the traces no span of which came since ``before`` (their root never came).
@@ -244,9 +299,16 @@ class SpanStream:
         self._emitted.add(trace_id)
         self._touched.pop(trace_id, None)
         spans = self._open.pop(trace_id)
-        notes = attach_logs(spans, self._logs.pop(trace_id, []))
-        observations = [observe(span) for span in spans]
-        for group_id, run, run_notes in self._runs.add(trace_id, observations, notes):
+        try:
+            notes = attach_logs(spans, self._logs.pop(trace_id, []))
+            observations = [observe(span) for span in spans]
+            runs = list(self._runs.add(trace_id, observations, notes))
+        except Exception as exc:  # the import boundary: a bug costs this trace
+            yield ReadError(
+                self.source, min(s.line for s in spans), f"trace {trace_id}", unexpected(exc)
+            )
+            return
+        for group_id, run, run_notes in runs:
             yield from _run_items(run, run_notes, group_id, self.source, self._task_id_attribute)
 
 
@@ -295,8 +357,8 @@ def read_otel(
     for item in read_documents(path, binary=binary):
         if isinstance(item, ReadError):
             yield item
-        elif not (isinstance(item[1], dict) and "resourceLogs" in item[1]):  # logs: read first
-            yield from stream.add(item[1], item[0])
+        elif not (isinstance(item.doc, dict) and "resourceLogs" in item.doc):  # logs: read first
+            yield from stream.add(item.doc, item.line, replaced=item.replaced)
     yield from stream.finish()
 
 

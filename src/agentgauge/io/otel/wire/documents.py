@@ -9,21 +9,36 @@ import gzip
 import io
 import json
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import IO, Any, cast
+from typing import IO, Any, NamedTuple, cast
 
 from agentgauge._safe import (
     DECODE_ERRORS,
     describe,
     may_hold_surrogate,
+    replace_surrogates,
     size_limit,
-    without_surrogates,
 )
 from agentgauge.io.jsonl import ReadError, decode_error, invalid_json
 from agentgauge.io.otel.wire.protobuf import decode_request, is_protobuf
 
-__all__ = ["is_binary", "read_documents"]
+__all__ = ["Document", "is_binary", "read_documents"]
+
+
+class Document(NamedTuple):
+    """One JSON document of a file.
+
+    Args:
+        line: the line it starts on.
+        doc: the decoded document.
+        replaced: the paths of its strings (and keys) read with a lone surrogate replaced by
+            U+FFFD, for the warning.
+    """
+
+    line: int
+    doc: Any
+    replaced: Sequence[tuple[str | int, ...]] = ()
 
 
 MAX_FILE_BYTES = 1 << 30
@@ -67,9 +82,7 @@ def _open_binary(path: str | Path) -> IO[bytes]:
     return cast(IO[bytes], io.BufferedReader(_Capped(raw, cap, fh)))
 
 
-def _protobuf_document(
-    path: str | Path, needle: str | None
-) -> Iterator[tuple[int, Any] | ReadError]:
+def _protobuf_document(path: str | Path, needle: str | None) -> Iterator[Document | ReadError]:
     """The one request of an OTLP protobuf file, as its OTLP/JSON dict."""
     with _open_binary(path) as fh:
         data = fh.read()
@@ -86,12 +99,12 @@ def _protobuf_document(
         yield ReadError(str(path), 1, None, f"the file is not JSON text, and {exc}")
         return
     if needle is None or needle in doc:
-        yield 1, doc
+        yield Document(1, doc)
 
 
 def read_documents(
     path: str | Path, needle: str | None = None, *, binary: bool = False
-) -> Iterator[tuple[int, Any] | ReadError]:
+) -> Iterator[Document | ReadError]:
     """The JSON documents of a file with the line each starts on.
 
     One document per line (the file exporter); when the first line is not a whole document the
@@ -105,7 +118,7 @@ def read_documents(
             yield from _protobuf_document(path, needle)
             return
         for item in _documents_of(path, needle):
-            last = item.line if isinstance(item, ReadError) else item[0]
+            last = item.line
             yield item
     except (UnicodeDecodeError, OSError, EOFError, zlib.error) as exc:
         yield ReadError(str(path), last + 1, None, f"the file cannot be read on: {exc}")
@@ -121,7 +134,7 @@ def is_binary(path: str | Path) -> bool:
         return False
 
 
-def _documents_of(path: str | Path, needle: str | None) -> Iterator[tuple[int, Any] | ReadError]:
+def _documents_of(path: str | Path, needle: str | None) -> Iterator[Document | ReadError]:
     source = str(path)
     with io.TextIOWrapper(_open_binary(path), encoding="utf-8-sig") as fh:
         first = 0
@@ -129,9 +142,9 @@ def _documents_of(path: str | Path, needle: str | None) -> Iterator[tuple[int, A
             if not text.strip():
                 continue
             try:
-                doc = _decoded(text)
+                doc, replaced = _decoded(text)
                 if needle is None or needle in text:
-                    yield first, doc
+                    yield Document(first, doc, replaced)
             except json.JSONDecodeError as exc:
                 if exc.pos < len(text.rstrip()):
                     yield invalid_json(source, first, exc)  # a broken line of a JSONL file
@@ -147,15 +160,16 @@ def _documents_of(path: str | Path, needle: str | None) -> Iterator[tuple[int, A
         for number, text in enumerate(fh, start=first + 1):
             if text.strip() and (needle is None or needle in text):
                 try:
-                    yield number, _decoded(text)
+                    yield Document(number, *_decoded(text))
                 except DECODE_ERRORS as exc:
                     yield decode_error(source, number, exc)
 
 
-def _decoded(text: str) -> Any:
-    """A JSON document, a lone surrogate in it replaced (the trace it makes is written)."""
+def _decoded(text: str) -> tuple[Any, list[tuple[str | int, ...]]]:
+    """A JSON document, a lone surrogate in it replaced (the trace it makes is written), and
+    where."""
     doc = json.loads(text)
-    return without_surrogates(doc) if may_hold_surrogate(text) else doc
+    return replace_surrogates(doc) if may_hold_surrogate(text) else (doc, [])
 
 
 def _second_line_is_json(text: str) -> bool:
@@ -171,9 +185,10 @@ def _second_line_is_json(text: str) -> bool:
     return True
 
 
-def _concatenated(text: str, source: str, first_line: int) -> Iterator[tuple[int, Any] | ReadError]:
+def _concatenated(text: str, source: str, first_line: int) -> Iterator[Document | ReadError]:
     decoder = json.JSONDecoder()
     pos, n_docs = 0, 0
+    surrogates = may_hold_surrogate(text)
     while True:
         while pos < len(text) and text[pos].isspace():
             pos += 1
@@ -188,7 +203,7 @@ def _concatenated(text: str, source: str, first_line: int) -> Iterator[tuple[int
                 for offset, raw in enumerate(text.splitlines()):
                     if raw.strip():
                         try:
-                            yield first_line + offset, _decoded(raw)
+                            yield Document(first_line + offset, *_decoded(raw))
                         except DECODE_ERRORS as line_exc:
                             yield decode_error(source, first_line + offset, line_exc)
                 return
@@ -206,6 +221,7 @@ def _concatenated(text: str, source: str, first_line: int) -> Iterator[tuple[int
         except DECODE_ERRORS as exc:
             yield ReadError(source, line, None, f"{describe(exc)}; the rest of the file is skipped")
             return
-        yield line, doc
+        doc, replaced = replace_surrogates(doc) if surrogates else (doc, [])
+        yield Document(line, doc, replaced)
         n_docs += 1
         pos = end

@@ -8,12 +8,13 @@ the document is read."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from typing import Any
 
 from agentgauge._safe import DECODE_ERRORS, describe
-from agentgauge.io.jsonl import ReadError
-from agentgauge.io.otel.wire.span import BadField, Event, Span, first, hex_id, nanos
+from agentgauge.io.jsonl import ReadError, read_warning
+from agentgauge.io.otel.wire.span import BadField, Event, Span, first, hex_id, time_or_none
 
 __all__ = [
     "MAX_ATTRIBUTE_CHARS",
@@ -66,19 +67,35 @@ def any_value(value: Any, where: str) -> Any:
     return value or None
 
 
-def attributes_of(raw: Any, where: str) -> dict[str, Any]:
-    """OTLP ``[{key, value}]`` attributes (or a plain dict of them) as a dict."""
+def attributes_of(raw: Any, where: str, problems: list[BadField] | None = None) -> dict[str, Any]:
+    """OTLP ``[{key, value}]`` attributes (or a plain dict of them) as a dict.
+
+    Args:
+        raw: the attributes as the export gives them.
+        where: their path, for the errors.
+        problems: where a value that cannot be read (a 5,000-digit ``intValue``) goes as a
+            warning, the attribute left out; without it, such a value is an error.
+    """
     if raw is None:
         return {}
     if isinstance(raw, dict):
-        return {str(k): any_value(v, f"{where}.{k}") for k, v in raw.items()}
-    if not isinstance(raw, list):
+        pairs = [(str(k), v, f"{where}.{k}") for k, v in raw.items()]
+    elif isinstance(raw, list):
+        pairs = []
+        for i, kv in enumerate(raw):
+            if not isinstance(kv, dict) or not isinstance(kv.get("key"), str):
+                raise BadField(f"{where}[{i}].key", "an attribute needs a string 'key'")
+            pairs.append((kv["key"], kv.get("value"), f"{where}[{i}].value"))
+    else:
         raise BadField(where, f"expected a list of key/value attributes, got {type(raw).__name__}")
     out: dict[str, Any] = {}
-    for i, kv in enumerate(raw):
-        if not isinstance(kv, dict) or not isinstance(kv.get("key"), str):
-            raise BadField(f"{where}[{i}].key", "an attribute needs a string 'key'")
-        out[kv["key"]] = any_value(kv.get("value"), f"{where}[{i}].value")
+    for key, value, at in pairs:
+        try:
+            out[key] = any_value(value, at)
+        except BadField as exc:
+            if problems is None:
+                raise
+            problems.append(BadField(exc.field, f"{exc}: the attribute is left out", warning=True))
     return out
 
 
@@ -91,7 +108,7 @@ def _drop_oversized(attrs: dict[str, Any], where: str, problems: list[BadField])
             f"a value of {size:.1f} million characters, over the limit of "
             f"{MAX_ATTRIBUTE_CHARS / 1e6:.0f} million: the attribute is left out, the span kept"
         )
-        problems.append(BadField(f"{where}.{key}", message))
+        problems.append(BadField(f"{where}.{key}", message, warning=True))
 
 
 def _decode_span(
@@ -120,19 +137,22 @@ def _decode_span(
         raise BadField(f"{where}.{span_key}", "missing: every span needs its span id")
     start_key, start = first(raw, "startTimeUnixNano", "start_time")
     end_key, end = first(raw, "endTimeUnixNano", "end_time")
-    start_ns, end_ns = nanos(start, f"{where}.{start_key}"), nanos(end, f"{where}.{end_key}")
-    if start_ns is None and isinstance(raw.get("timestamp"), int | float):
+    start_ns = time_or_none(start, f"{where}.{start_key}", problems)
+    end_ns = time_or_none(end, f"{where}.{end_key}", problems)
+    if start_ns is None and start is None and _finite(raw.get("timestamp")):
         # the JavaScript console exporter: microseconds since the epoch and a duration
-        start_ns = int(raw["timestamp"] * 1000)
-        if isinstance(raw.get("duration"), int | float):
-            end_ns = start_ns + int(raw["duration"] * 1000)
+        start_ns = time_or_none(int(raw["timestamp"] * 1000), f"{where}.timestamp", problems)
+        if start_ns is not None and _finite(raw.get("duration")):
+            end_ns = time_or_none(
+                start_ns + int(raw["duration"] * 1000), f"{where}.duration", problems
+            )
     status: dict[str, Any] = raw["status"] if isinstance(raw.get("status"), dict) else {}
     code = status.get("code", status.get("status_code"))
     message = status.get("message", status.get("description"))
     events: list[Event] = []
     bad: list[BadField] = []
     for i, ev in objects(raw.get("events"), f"{where}.events", bad):
-        attrs = attributes_of(ev.get("attributes"), f"{where}.events[{i}].attributes")
+        attrs = attributes_of(ev.get("attributes"), f"{where}.events[{i}].attributes", problems)
         _drop_oversized(attrs, f"{where}.events[{i}].attributes", problems)
         events.append(Event(str(ev.get("name", "")), attrs))
     if bad:
@@ -142,7 +162,7 @@ def _decode_span(
         resource = attributes_of(own_resource["attributes"], f"{where}.resource.attributes")
     if isinstance(raw.get("scope"), str):
         scope = raw["scope"]  # a flattened span naming its instrumentation scope
-    attributes = attributes_of(raw.get("attributes"), f"{where}.attributes")
+    attributes = attributes_of(raw.get("attributes"), f"{where}.attributes", problems)
     _drop_oversized(attributes, f"{where}.attributes", problems)
     return Span(
         trace_id=str(hex_id(trace_id)),
@@ -226,6 +246,17 @@ def objects(value: Any, where: str, errors: list[BadField]) -> Iterator[tuple[in
 
 
 def line_error(source: str, line: int, errors: list[BadField]) -> ReadError:
-    """All the errors of one line as one ReadError (the store keeps one per line)."""
+    """All the errors of one line as one ReadError (the store keeps one per line): the first
+    error first, a warning when every one is a warning (the line was read)."""
+    errors = sorted(errors, key=lambda e: e.warning)  # stable: errors first, in their order
     more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    if errors[0].warning:
+        return read_warning(source, line, errors[0].field or None, str(errors[0]) + more)
     return ReadError(source, line, errors[0].field or None, str(errors[0]) + more)
+
+
+def _finite(value: Any) -> bool:
+    """Whether a console exporter's microseconds are a number that nanoseconds can hold."""
+    if isinstance(value, float):
+        return math.isfinite(value * 1000)
+    return isinstance(value, int) and not isinstance(value, bool)

@@ -10,18 +10,30 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-__all__ = ["EPOCH", "BadField", "Event", "Span", "first", "hex_id", "nanos", "to_datetime"]
+__all__ = [
+    "EPOCH",
+    "BadField",
+    "Event",
+    "Span",
+    "first",
+    "hex_id",
+    "nanos",
+    "time_or_none",
+    "to_datetime",
+]
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _HEX = re.compile(r"[0-9a-fA-F]+")
 
 
 class BadField(ValueError):
-    """A field of a span that cannot be read; ``field`` is its dotted path."""
+    """A field of a span that cannot be read; ``field`` is its dotted path. A ``warning`` is
+    a value left out or replaced, the span it belongs to read without it."""
 
-    def __init__(self, field: str, message: str) -> None:
+    def __init__(self, field: str, message: str, *, warning: bool = False) -> None:
         super().__init__(message)
         self.field = field
+        self.warning = warning
 
 
 @dataclass
@@ -156,6 +168,34 @@ def nanos(value: Any, where: str) -> int | None:
             moment = moment.replace(tzinfo=UTC)
         return (moment - EPOCH) // timedelta(microseconds=1) * 1000
     raise BadField(where, f"expected a time, got {type(value).__name__}")
+
+
+_EARLIEST_NS = (datetime(1, 1, 2, tzinfo=UTC) - EPOCH) // timedelta(microseconds=1) * 1000
+_LATEST_NS = (datetime(9999, 12, 31, tzinfo=UTC) - EPOCH) // timedelta(microseconds=1) * 1000
+
+
+def time_or_none(value: Any, where: str, problems: list[BadField]) -> int | None:
+    """:func:`nanos` of a time that a span can do without: one that is no time, or outside
+    the years 1 to 9999 (which no date holds), is left out with a warning in ``problems``.
+
+    Args:
+        value: the time as the export gives it.
+        where: the field's path.
+        problems: where the warning goes.
+    """
+    try:
+        ns = nanos(value, where)
+    except BadField as exc:
+        problems.append(BadField(where, f"{exc}: the time is left out", warning=True))
+        return None
+    except (OverflowError, ValueError) as exc:  # an ISO time a date cannot hold
+        problems.append(BadField(where, f"not a time ({exc}): the time is left out", warning=True))
+        return None
+    if ns is not None and not _EARLIEST_NS <= ns <= _LATEST_NS:
+        message = f"a time of {str(ns)[:30]} ns is outside the years 1 to 9999: it is left out"
+        problems.append(BadField(where, message, warning=True))
+        return None
+    return ns
 
 
 def to_datetime(ns: int | None) -> datetime | None:
