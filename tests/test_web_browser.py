@@ -1,6 +1,9 @@
 """The viewer and the HTML report driven in headless Chromium (Debian's ``chromium``, through
 playwright): the runs list, filters, a sample, a comparison; and a trace whose content is made
-to run scripts runs none (no dialog, no page error, nothing it sets on ``window``).
+to run scripts runs none (no dialog, no page error, nothing it sets on ``window``). A page on
+another origin cannot post a trace to the live receiver (no-cors ``fetch`` of text and form
+bodies, a beacon, a form), nor read the viewer or post to the receiver through a name rebound
+to this machine (DNS rebinding: Chromium resolves ``attacker.example`` to 127.0.0.1).
 
 Without chromium these tests are skipped with the reason, except in CI (``CI`` set), where
 they fail: ``.ci/run`` installs it.
@@ -11,9 +14,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import threading
+import time
 from collections import Counter
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -21,12 +28,15 @@ import pytest
 from typer.testing import CliRunner
 
 from agentgauge.cli import app
+from agentgauge.config import load_suite
+from agentgauge.serve.otlp import LiveRun, ReceiverSettings
 from agentgauge.store import Store
 from viewer_server import DEMO, HOSTILE, record_runs, viewer
 
 playwright = pytest.importorskip("playwright.sync_api")
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+ATTACKER = "attacker.example"
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +48,11 @@ def browser() -> Iterator[Any]:
         pytest.skip(message)
     with playwright.sync_playwright() as p:
         # as root (CI), Chromium runs only without its sandbox
-        launched = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        launched = p.chromium.launch(
+            executable_path=CHROMIUM,
+            # another site's name that points at this machine: a rebound DNS name
+            args=["--no-sandbox", f"--host-resolver-rules=MAP {ATTACKER} 127.0.0.1"],
+        )
         yield launched
         launched.close()
 
@@ -250,3 +264,128 @@ def test_hostile_trace_content_runs_no_script_in_the_report(
     # only the report's own two scripts exist (and its two data blocks, which do not run)
     assert page.locator("script:not([type])").count() == 2
     watched.clean()
+
+
+# -- pages of other sites ---------------------------------------------------------------------
+
+ROOT_SPAN_REQUEST = (
+    (Path(__file__).parent / "fixtures" / "otel" / "openai_agents.jsonl")
+    .read_text()
+    .splitlines()[-1]
+)
+"""An OTLP/JSON request that holds a whole agent run's root span: one trace on its own."""
+
+# what a page elsewhere can send without asking (no preflight): text, a form, a beacon; a
+# no-cors fetch drops a Content-Type that is not one of those (application/json)
+_ATTACK = """async ([url, body]) => {
+  const sent = [];
+  for (const init of [
+    {body, headers: {"Content-Type": "text/plain"}},
+    {body: new URLSearchParams({trace: body})},
+    {body, headers: {"Content-Type": "application/json"}},
+    {body: new Blob([body], {type: "text/plain"})},
+  ]) {
+    await fetch(url, {method: "POST", mode: "no-cors", ...init});
+    sent.push(init.headers ? init.headers["Content-Type"] : typeof init.body);
+  }
+  navigator.sendBeacon(url, body);
+  return sent;
+}"""
+
+
+@contextmanager
+def _site() -> Iterator[int]:
+    """An empty page served on another port of this machine: another site's origin."""
+
+    class Page(BaseHTTPRequestHandler):
+        def log_message(self, *args: Any) -> None:
+            pass
+
+        def do_GET(self) -> None:
+            body = b"<!doctype html><title>another site</title>"
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Page)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server.server_address[1]
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_page_on_another_site_cannot_post_a_trace_to_the_receiver(
+    browser: Any, tmp_path: Path
+) -> None:
+    db = tmp_path / "live.db"
+    live = LiveRun(load_suite("behavior"), db, ReceiverSettings(port=0)).start()
+    receiver = f"{live.url}/v1/traces"
+    port = live.url.rsplit(":", 1)[1]
+    page = browser.new_page()
+    answered: list[int] = []
+    page.on(
+        "response",
+        lambda r: answered.append(r.status) if r.url.endswith("/v1/traces") else None,
+    )
+    try:
+        with _site() as site:
+            page.goto(f"http://{ATTACKER}:{site}/")
+            sent = page.evaluate(_ATTACK, [receiver, ROOT_SPAN_REQUEST])
+            assert len(sent) == 4
+            # a form whose text body is the request's JSON: name '{"resourceSpans": ...,"x":"'
+            # and value '"}' make '{..., "x": "="}'
+            head, tail = ROOT_SPAN_REQUEST[:-1] + ', "x": "', '"}'
+            page.set_content(
+                f"<form method=post enctype=text/plain action='{receiver}'>"
+                "<input id=f type=hidden></form>"
+            )
+            page.evaluate(
+                "([name, value]) => { const f = document.getElementById('f');"
+                " f.name = name; f.value = value; f.form.submit(); }",
+                [head, tail],
+            )
+            page.wait_for_url(receiver)
+            # DNS rebinding: a page of the attacker's name, rebound to the receiver's address,
+            # posts JSON to its own origin (no preflight): the Host names no receiver
+            page.goto(f"http://{ATTACKER}:{port}/")
+            status = page.evaluate(
+                "async (body) => (await fetch('/v1/traces', {method: 'POST', body,"
+                " headers: {'Content-Type': 'application/json'}})).status",
+                ROOT_SPAN_REQUEST,
+            )
+            assert status == 403
+        deadline = time.monotonic() + 30
+        while len(answered) < 7 and time.monotonic() < deadline:  # the beacon's answer
+            page.wait_for_timeout(100)
+    finally:
+        page.close()
+        run_id = live.stop()
+    # every request reached the receiver, and each was refused for the site it came from
+    # (Chromium names it in Origin, on a no-cors request too)
+    assert answered == [403] * 7, answered
+    with Store(db) as store:
+        assert list(store.iter_samples(run_id)) == []
+        assert store.records(run_id, "otlp") == []
+
+
+def test_the_viewer_answers_no_page_to_a_name_rebound_to_this_machine(
+    browser: Any, served: str, runs: tuple[Path, list[str], Path]
+) -> None:
+    _, ids, _ = runs
+    port = served.rstrip("/").rsplit(":", 1)[1]
+    page = browser.new_page()
+    try:
+        for path in ("/", "/api/runs", f"/api/run?id={ids[0]}"):
+            response = page.goto(f"http://{ATTACKER}:{port}{path}")
+            assert response is not None and response.status == 400
+            assert not any(run_id in response.text() for run_id in ids)
+        # the same viewer, asked by its own name, answers
+        response = page.goto(f"{served}api/runs")
+        assert response is not None and response.status == 200 and ids[0] in response.text()
+    finally:
+        page.close()
