@@ -3,7 +3,7 @@
 - a lone surrogate (half of a UTF-16 pair: no file or store can hold it) is read as U+FFFD
   with a warning naming the file, the line and the field, on every surface strings come in
   (native JSONL, OTLP and the other span formats, JSON text inside an attribute or a tool
-  call's arguments, openai-chat, the live receiver);
+  call's arguments, openai-chat, tau2-bench results, the live receiver);
 - a span time no date can hold and a token count that is infinite or absurd are left out of
   the trace with a located warning; the rest of the trace is imported and scored;
 - a reader's own failure on one record (a bug) is an error of that record: under
@@ -400,3 +400,29 @@ def test_a_plugin_reader_that_fails_costs_the_rest_of_its_file_only(
     assert result.exit_code == 0 and "wrote 2 traces" in result.output
     with sqlite3.connect(tmp_path / "db" / "ag.db") as con:
         assert con.execute("SELECT status FROM runs").fetchone() == ("completed",)
+
+
+def test_tau2_a_bad_task_costs_its_simulations_only_and_a_surrogate_is_read(
+    tmp_path: Path,
+) -> None:
+    doc = json.loads((ROOT / "fixtures" / "tau2" / "mock_4trials.json").read_text())
+    doc["tasks"][0]["user_scenario"] = ["a scenario", "that is not an object"]
+    doc["simulations"][1]["messages"][1]["content"] = "please update task\udc80 1"
+    source = tmp_path / "results.json"
+    source.write_text(json.dumps(doc), encoding="utf-8")
+    status, samples, problems = _evaluate(tmp_path, [source], "tau2")
+    assert status == "completed"
+    # the first task's 4 trials are errors; the 8 others are imported and stored
+    assert sorted(s.trace_id for s in samples) == sorted(
+        f"{task}#t{trial}" for task in ("update_task_1", "impossible_task_1") for trial in range(4)
+    )
+    assert all(s.trace() is not None for s in samples)
+    errors = [p for p in problems if not p.warning]
+    assert [p.line for p in errors] == [1, 4, 7, 10]
+    assert all(p.field == f"simulations[{p.line - 1}]" for p in errors)
+    assert all("agentgauge could not read it (AttributeError" in p.message for p in errors)
+    (warning,) = [p for p in problems if p.warning]
+    assert warning.line == 2 and SURROGATE_WARNING in warning.message
+    assert warning.field == "trace update_task_1#t0: steps[1].content"
+    (updated,) = [s for s in samples if s.trace_id == "update_task_1#t0"]
+    assert updated.trace().steps[1].content == "please update task\ufffd 1"

@@ -5,10 +5,11 @@ the viewer's documents, export-otel) never raises, never changes a value that is
 and never writes a planted secret.
 
 The native format takes generated traces whole. Every other reader takes a real export of its
-format (the same agent run recorded by each) with its tool call's arguments, its tool's answer
-and its final answer replaced by generated values wherever the export writes them (as JSON
-text inside an attribute too): the trace it makes must hold exactly those values, secrets
-hidden. ``AGENTGAUGE_FUZZ_EXAMPLES`` sets the examples per format (``make fuzz`` runs many).
+format (the same agent run recorded by each; openai-chat and tau2-bench files hold its
+messages) with its tool call's arguments, its tool's answer and its final answer replaced by
+generated values wherever the export writes them (as JSON text inside an attribute too): the
+trace it makes must hold exactly those values, secrets hidden. ``AGENTGAUGE_FUZZ_EXAMPLES``
+sets the examples per format (``make fuzz`` runs many).
 """
 
 from __future__ import annotations
@@ -363,6 +364,29 @@ def _chat(arguments: dict[str, Any], answer: Any, output: str, as_text: bool) ->
     }
 
 
+def _tau2(arguments: dict[str, Any], answer: Any, output: str, as_text: bool) -> dict[str, Any]:
+    """A tau2-bench results file of the same run: a real one's first simulation, its messages
+    those of the run."""
+    doc = json.loads((ROOT / "fixtures" / "tau2" / "mock_4trials.json").read_text())
+    simulation = doc["simulations"][0]
+    call = {"id": CALL_ID, "name": "get_weather", "arguments": arguments, "requestor": "assistant"}
+    simulation["messages"] = [
+        {"role": "assistant", "content": "Hi! How can I help you today?", "tool_calls": None},
+        {"role": "user", "content": "What's the weather in Paris?", "tool_calls": None},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {
+            "id": CALL_ID,
+            "role": "tool",
+            "content": json.dumps(answer) if as_text else answer,
+            "requestor": "assistant",
+            "error": False,
+        },
+        {"role": "assistant", "content": output, "tool_calls": None},
+        {"role": "user", "content": "Thanks. ###STOP###", "tool_calls": None},
+    ]
+    return {**doc, "simulations": [simulation]}
+
+
 def _check_planted(
     trace: dict[str, Any], arguments: dict[str, Any], answer: Any, output: str
 ) -> None:
@@ -371,7 +395,7 @@ def _check_planted(
     _kept(output, trace.get("output"))
 
 
-@pytest.mark.parametrize("fmt", ["openai-chat", *EXPORTS])
+@pytest.mark.parametrize("fmt", ["openai-chat", "tau2", *EXPORTS])
 @_settings(4)
 @given(arguments=arguments, answer=answers, output=final_answers, as_text=st.booleans())
 def test_hostile_values_in_every_format_round_trip_without_secrets(
@@ -383,13 +407,15 @@ def test_hostile_values_in_every_format_round_trip_without_secrets(
     output: str,
     as_text: bool,
 ) -> None:
-    source = tmp_path_factory.mktemp("input") / (EXPORTS.get(fmt) or "chats.jsonl")
+    source = tmp_path_factory.mktemp("input") / (EXPORTS.get(fmt) or f"{fmt}.json")
     if fmt == "otlp-proto":
         pytest.importorskip("opentelemetry.proto")
         # protobuf strings are UTF-8 on the wire: a lone surrogate is only JSON text's escape
         output = output.encode("utf-8", "replace").decode("utf-8").replace("?", "\ufffd")
     if fmt == "openai-chat":
         source.write_text(json.dumps(_chat(arguments, answer, output, as_text)) + "\n")
+    elif fmt == "tau2":
+        source.write_text(json.dumps(_tau2(arguments, answer, output, as_text)))
     else:
         docs = [_plant(d, arguments, answer, output) for d in _documents(FIXTURES / EXPORTS[fmt])]
         _write_export(fmt, docs, source)
@@ -399,4 +425,4 @@ def test_hostile_values_in_every_format_round_trip_without_secrets(
 
 def test_every_reader_is_covered() -> None:
     # a new importer joins the property above with an export of its own format
-    assert set(IMPORTERS) == {"native", "openai-chat", *EXPORTS}
+    assert set(IMPORTERS) == {"native", "openai-chat", "tau2", *EXPORTS}

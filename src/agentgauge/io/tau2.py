@@ -34,7 +34,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from agentgauge._safe import READ_ERRORS, describe, loads
+from agentgauge._safe import READ_ERRORS, describe, loads, unexpected
 from agentgauge.conversation import (
     Expectations,
     ExpectedAction,
@@ -44,7 +44,7 @@ from agentgauge.conversation import (
     stop_signal,
 )
 from agentgauge.io.importers import importer
-from agentgauge.io.jsonl import ReadError, open_text
+from agentgauge.io.jsonl import ReadError, open_text, storable_trace, surrogate_warning
 from agentgauge.model import JSON, Step, StepKind, Task, ToolCall, Trace, Usage
 from agentgauge.usage import sum_usage
 
@@ -429,8 +429,18 @@ def read_tau2(path: str | Path) -> Iterator[Trace | ReadError]:
         try:
             if task_id not in built:
                 built[task_id] = _task(raw_task)
-            yield _trace(sim, built[task_id], info)  # type: ignore[arg-type]
+            # a lone surrogate (JSON text's escape of half a UTF-16 pair) is read as U+FFFD
+            made = _trace(sim, built[task_id], info)  # type: ignore[arg-type]
+            trace, replaced = storable_trace(made)
         except _Bad as exc:
             yield ReadError(where_source, number, f"{prefix}{exc.field}", str(exc))
+            continue
         except (ValueError, TypeError) as exc:
             yield ReadError(where_source, number, where, str(exc))
+            continue
+        except Exception as exc:  # the import boundary: a bug costs this simulation only
+            yield ReadError(where_source, number, where, unexpected(exc))
+            continue
+        if replaced:
+            yield surrogate_warning(where_source, number, replaced, prefix=f"trace {trace.id}")
+        yield trace
