@@ -22,7 +22,7 @@ from functools import cache, lru_cache
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from agentgauge._safe import DECODE_ERRORS
+from agentgauge._safe import DECODE_ERRORS, dumps, loads
 from agentgauge._screen import Needle
 from agentgauge._secrets import Rule, RuleSet, credential_rules
 
@@ -32,6 +32,7 @@ __all__ = [
     "hide_credentials",
     "might_hold_secret",
     "redact_error",
+    "redact_json",
     "redact_secrets",
     "redact_url",
 ]
@@ -278,6 +279,22 @@ def might_hold_secret(text: str) -> bool:
     if "://" in text and any(_clean_url(m.group(0)) != m.group(0) for m in _URL.finditer(text)):
         return True
     return _json_screen().may_match(text)
+
+
+def redact_json(text: str) -> str:
+    """JSON text (a trace, a record) with its secrets hidden as :func:`redact_secrets` with
+    ``hide_text`` hides them; text that certainly holds none is returned as it is.
+
+    Args:
+        text: JSON text.
+
+    Raises:
+        DecodeError: the text cannot be decoded or written again.
+    """
+    if not might_hold_secret(text):
+        return text
+    data = redact_secrets(loads(text), hide_text=True)
+    return dumps(data, ensure_ascii=False, separators=(",", ":"))
 
 
 def hide_credentials(text: str) -> str:

@@ -38,8 +38,8 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from agentgauge._redact import hide_credentials, might_hold_secret, redact_secrets
-from agentgauge._safe import DecodeError, dumps, guarded, loads, may_hold_surrogate
+from agentgauge._redact import hide_credentials, redact_json
+from agentgauge._safe import DecodeError, guarded, may_hold_surrogate
 from agentgauge.config import Suite
 from agentgauge.errors import AgentgaugeError
 from agentgauge.io.importers import IMPORTERS, parse_raw_line
@@ -400,10 +400,7 @@ def _stored_trace(trace: Trace, text: str | None) -> tuple[bytes | None, str | N
         if text is None or may_hold_surrogate(text):
             # a line that escapes a lone surrogate was read with U+FFFD in its place
             text = guarded(trace.model_dump_json, exclude_none=True)
-        if might_hold_secret(text):
-            data = redact_secrets(loads(text), hide_text=True)
-            text = dumps(data, ensure_ascii=False, separators=(",", ":"))
-        return guarded(text.encode, "utf-8"), None
+        return guarded(redact_json(text).encode, "utf-8"), None
     except DecodeError as exc:
         return None, f"the trace cannot be stored: {exc}"
 
