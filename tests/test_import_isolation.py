@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import base64
 import json
+import math
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
@@ -26,6 +27,7 @@ from typer.testing import CliRunner
 from agentgauge.cli import app
 from agentgauge.io.importers import IMPORTERS, importer
 from agentgauge.io.jsonl import ReadError
+from agentgauge.io.otel.wire.otlp import spans_of
 from agentgauge.model import Trace
 from agentgauge.store import Store
 
@@ -233,6 +235,54 @@ def test_a_bad_time_or_token_count_is_left_out_and_the_trace_kept(
         run_id = store.list_runs()[0].id
     shown = runner.invoke(app, ["show", run_id, "--db", str(tmp_path / "ag.db")])
     assert shown.exit_code == 0 and "read with a value left out" in shown.output
+
+
+@pytest.mark.parametrize("pretty", [False, True], ids=["lines", "pretty-printed"])
+def test_a_number_too_long_to_read_a_bad_scope_or_resource_value_cost_only_that_value(
+    tmp_path: Path, pretty: bool
+) -> None:
+    lines = _single_agent_lines()
+    doc = json.loads(lines[0])
+    scope_spans = doc["resourceSpans"][0]["scopeSpans"][0]
+    scope_spans["scope"] = {"name": {"a": "dict"}, "version": [1]}
+    resource = doc["resourceSpans"][0]["resource"]["attributes"]
+    resource.append({"key": "host.id", "value": {"intValue": "12x"}})
+    for attribute in scope_spans["spans"][0]["attributes"]:
+        if attribute["key"] == "gen_ai.usage.input_tokens":
+            attribute["value"] = {"intValue": "HUGE"}
+    docs = [doc, *map(json.loads, lines[1:])]
+    text = "\n".join(json.dumps(d, indent=1 if pretty else None) for d in docs)
+    # a bare JSON integer of 5,000 digits (Python reads at most 4,300)
+    source = tmp_path / "spans.json"
+    source.write_text(text.replace('"HUGE"', "9" * 5000) + "\n", encoding="utf-8")
+    (trace,), output = _import(tmp_path, source)
+    # one warning a line (the store keeps one), the first said whole
+    assert (
+        "spans.json:1: resourceSpans[0].resource.attributes[2].value: warning: bad attribute "
+        "value {'intValue': '12x'}: invalid literal for int() with base 10: '12x': the attribute "
+        "is left out (and 2 more)" in output
+    )
+    assert "0 errors, 1 warnings" in output
+    problems = [f"{p.field}: {p.message}" for p in _evaluate(tmp_path / "run", [source], "otel")[2]]
+    assert len(problems) == 1 and "(and 2 more)" in problems[0]
+    # each of the three, in the span document as read (the long integer an infinity)
+    read = json.loads(json.dumps(docs[0]))
+    read["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["attributes"][5]["value"] = {
+        "intValue": math.inf
+    }
+    spans, bad = spans_of(read, 1)
+    assert len(spans) == len(scope_spans["spans"])
+    assert [(b.field, b.warning) for b in bad] == [
+        ("resourceSpans[0].resource.attributes[2].value", True),
+        ("resourceSpans[0].scopeSpans[0].scope.name", True),
+        ("resourceSpans[0].scopeSpans[0].spans[0].attributes[5].value", True),
+    ]
+    assert str(bad[2]) == "a number too large to use: the attribute is left out"
+    # every span read: the model calls (the second one's tokens), the tool call, the answer
+    assert [s["kind"] for s in trace["steps"]][:2] == ["llm", "tool_call"]
+    assert "input_tokens" not in trace["steps"][0].get("usage", {})
+    assert trace["steps"][-1]["usage"]["input_tokens"] == 200
+    assert trace["output"] and trace["metadata"]["service_name"] == "weather-bot"
 
 
 # -- a reader's failure costs its record ------------------------------------------------------

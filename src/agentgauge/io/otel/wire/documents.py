@@ -8,6 +8,7 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import math
 import zlib
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -165,10 +166,20 @@ def _documents_of(path: str | Path, needle: str | None) -> Iterator[Document | R
                     yield decode_error(source, number, exc)
 
 
+def _integer(digits: str) -> int | float:
+    """A JSON integer of a span document; one longer than Python reads (4,300 digits) is read
+    as an infinity, so that the value it stands for (a time, a token count, an attribute) is
+    left out with a warning, as an infinite number is, and its document is read."""
+    try:
+        return int(digits)
+    except ValueError:
+        return -math.inf if digits.startswith("-") else math.inf
+
+
 def _decoded(text: str) -> tuple[Any, list[tuple[str | int, ...]]]:
     """A JSON document, a lone surrogate in it replaced (the trace it makes is written), and
     where."""
-    doc = json.loads(text)
+    doc = json.loads(text, parse_int=_integer)
     return replace_surrogates(doc) if may_hold_surrogate(text) else (doc, [])
 
 
@@ -186,7 +197,7 @@ def _second_line_is_json(text: str) -> bool:
 
 
 def _concatenated(text: str, source: str, first_line: int) -> Iterator[Document | ReadError]:
-    decoder = json.JSONDecoder()
+    decoder = json.JSONDecoder(parse_int=_integer)
     pos, n_docs = 0, 0
     surrogates = may_hold_surrogate(text)
     while True:

@@ -55,8 +55,10 @@ def any_value(value: Any, where: str) -> Any:
             return bool(value["boolValue"])
         if "bytesValue" in value:
             return value["bytesValue"]
+    except OverflowError:  # an infinite number, or an integer too long to read
+        raise BadField(where, "a number too large to use") from None
     except (TypeError, ValueError) as exc:
-        raise BadField(where, f"bad attribute value {value!r}: {exc}") from None
+        raise BadField(where, f"bad attribute value {value!r:.80}: {exc}") from None
     if "arrayValue" in value:
         items = (value["arrayValue"] or {}).get("values") or []
         return [any_value(v, f"{where}.arrayValue.values[{i}]") for i, v in enumerate(items)]
@@ -214,21 +216,38 @@ def spans_of(doc: Any, line: int) -> tuple[list[Span], list[BadField]]:
     for i, rs in objects(doc.get("resourceSpans"), "resourceSpans", errors):
         where_rs = f"resourceSpans[{i}]"
         try:
+            # a resource attribute that cannot be decoded is left out (a warning), not its spans
             resource = attributes_of(
-                (rs.get("resource") or {}).get("attributes"), f"{where_rs}.resource"
+                (rs.get("resource") or {}).get("attributes"),
+                f"{where_rs}.resource.attributes",
+                errors,
             )
         except (BadField, AttributeError):
             errors.append(BadField(f"{where_rs}.resource", "expected a resource object"))
             continue
         scope_key = "scopeSpans" if "scopeSpans" in rs else "instrumentationLibrarySpans"
         for j, ss in objects(rs.get(scope_key), f"{where_rs}.{scope_key}", errors):
-            scope_info = ss.get("scope") or ss.get("instrumentationLibrary")
-            name = scope_info.get("name") if isinstance(scope_info, dict) else None
-            scope = name if isinstance(name, str) else None  # a scope's name is a string
+            scope = _scope_name(ss, f"{where_rs}.{scope_key}[{j}]", errors)
             where_ss = f"{where_rs}.{scope_key}[{j}].spans"
             for k, raw in objects(ss.get("spans"), where_ss, errors):
                 take(raw, f"{where_ss}[{k}]", resource, scope)
     return spans, errors
+
+
+def _scope_name(scope_spans: dict[str, Any], where: str, problems: list[BadField]) -> str | None:
+    """The instrumentation scope's name; one that is not text is left out with a warning
+    (its spans are read, without the conventions that know them by their scope)."""
+    key = "scope" if "scope" in scope_spans else "instrumentationLibrary"
+    info = scope_spans.get(key)
+    if info is None:
+        return None
+    name = info.get("name") if isinstance(info, dict) else info
+    if name is None or isinstance(name, str):
+        return name
+    field = f"{where}.{key}.name" if isinstance(info, dict) else f"{where}.{key}"
+    message = f"expected a scope name, got {type(name).__name__}: the scope is left out"
+    problems.append(BadField(field, message, warning=True))
+    return None
 
 
 def objects(value: Any, where: str, errors: list[BadField]) -> Iterator[tuple[int, Any]]:
