@@ -687,3 +687,57 @@ def test_bfcl_without_answers_exit_2(shared_data: Path, tmp_path: Path) -> None:
     )  # fmt: skip
     assert result.exit_code == 2
     assert "no usable sample" in result.output and "possible-answer file" in result.output
+
+
+def test_a_lone_surrogate_in_a_models_answer_is_stored_shown_and_read_back(
+    tmp_path: Path, no_waits: list[float]
+) -> None:
+    from starlette.testclient import TestClient
+
+    from agentgauge.web.app import create_app
+
+    rows = _deepfabric_rows()
+    dataset = write_jsonl(tmp_path / "df.jsonl", rows)
+    state = ServerState()
+    # half of a UTF-16 pair in a model's text and in its call's arguments (JSON's \ud800)
+    state.by_query = {
+        "Show config.json": tool_message("read_file", {"file_path": "config\ud800.json"}),
+        "Say hello": {"role": "assistant", "content": "Hello\udfff!"},
+        "Find 5 pages on tides": tool_message("search", {"query": "tides", "limit": 5}),
+    }
+    db = tmp_path / "ag.db"
+    predictions = tmp_path / "p.jsonl"
+    with scripted_server(state) as (base, _):
+        result = _invoke(
+            "run", "--endpoint", base, "--model", "m", "--dataset", str(dataset),
+            "--format", "deepfabric", "--out", str(predictions), "--json",
+            str(tmp_path / "run.json"), "--html", str(tmp_path / "run.html"), "--db", str(db),
+            "--jobs", "1", "--no-progress",
+        )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    report = json.loads((tmp_path / "run.json").read_text(encoding="utf-8"))
+    assert "Hello\ufffd!" in json.dumps(report, ensure_ascii=False)
+    # the predictions file keeps the model's answer as it came (its JSON escape); scoring it
+    # reads the lone surrogate as U+FFFD and says where
+    assert "\\ud800" in predictions.read_text(encoding="utf-8")
+    scored = _invoke(
+        "score", "--dataset", str(dataset), "--format", "deepfabric", "--predictions",
+        str(predictions), "--json", str(tmp_path / "score.json"), "--html",
+        str(tmp_path / "score.html"), "--db", str(db), "--jobs", "1", "--no-progress",
+    )  # fmt: skip
+    assert scored.exit_code == 0, scored.output
+    for line, field in ((1, "calls[0].arguments.file_path"), (3, "result.content")):
+        assert f"p.jsonl:{line}: {field}: warning: a lone surrogate" in scored.output
+    scored_report = (tmp_path / "score.json").read_text(encoding="utf-8")
+    assert '"file_path": "config\ufffd.json"' in scored_report
+    with Store(db) as store:
+        runs = [run.id for run in store.list_runs()]
+    client = TestClient(create_app(db), base_url="http://127.0.0.1")
+    for run_id in runs:
+        with Store(db) as store:
+            keys = [row.key for row in store.iter_samples(run_id)]
+        for key in keys:
+            page = client.get("/api/sample", params={"run": run_id, "key": key})
+            assert page.status_code == 200, (run_id, key)
+    failures = _invoke("failures", runs[0], "--db", str(db))
+    assert failures.exit_code == 0

@@ -25,8 +25,15 @@ from functools import lru_cache, partial
 from pathlib import Path, PurePath
 from typing import Any, NamedTuple, Protocol, overload
 
-from agentgauge._redact import hide_credentials, might_hold_secret, redact_secrets
-from agentgauge._safe import DecodeError, dumps, storable_text
+from agentgauge._redact import hide_credentials, redact_json, redact_secrets
+from agentgauge._safe import (
+    DecodeError,
+    dumps,
+    loads,
+    may_hold_surrogate,
+    storable_text,
+    without_surrogates,
+)
 from agentgauge.errors import AgentgaugeError
 from agentgauge.io.jsonl import WARNING, ReadError
 from agentgauge.model import Trace
@@ -532,15 +539,27 @@ def _shown_short(value: str) -> str:
     return _text(hide_credentials(value))
 
 
+def _stored_json(value: Any) -> str:
+    """``value`` as the store keeps JSON from the input, a model or a judge: its secrets hidden
+    (:func:`redact_json`) and a lone surrogate read as U+FFFD (the JSON escape of one would
+    read back as text that no report, page or file can write).
+
+    Raises:
+        DecodeError: the value cannot be written as JSON.
+    """
+    text = dumps(value, default=str)
+    if may_hold_surrogate(text):
+        text = dumps(without_surrogates(loads(text)))
+    return redact_json(text)
+
+
 def _sample_values(s: SampleRow, compress: bool = True) -> tuple[Any, ...]:
     """A sample's columns (after the run id); a value that cannot be stored (details JSON
     cannot write, text UTF-8 cannot encode) becomes the sample's error instead of failing the
     batch."""
     error = s.error
     try:
-        details = dumps(s.details, default=str)
-        if might_hold_secret(details):
-            details = dumps(redact_secrets(s.details, hide_text=True), default=str)
+        details = _stored_json(s.details)
     except DecodeError as exc:
         details = "{}"
         error = f"{error}; " if error else ""
@@ -1248,9 +1267,7 @@ class Store:
             record: JSON-serialisable; its secrets are redacted (:func:`redact_secrets` with
                 ``hide_text``).
         """
-        text = json.dumps(record, default=str)
-        if might_hold_secret(text):
-            text = json.dumps(redact_secrets(record, hide_text=True), default=str)
+        text = _stored_json(record)
         self._db.execute("BEGIN IMMEDIATE")
         try:
             seq = self._db.execute(

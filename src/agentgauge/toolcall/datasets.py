@@ -15,8 +15,15 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from agentgauge._safe import DECODE_ERRORS
-from agentgauge.io.jsonl import ReadError, decode_error, error_message, field_path, iter_raw_lines
+from agentgauge._safe import DECODE_ERRORS, may_hold_surrogate, replace_surrogates
+from agentgauge.io.jsonl import (
+    ReadError,
+    decode_error,
+    error_message,
+    field_path,
+    iter_raw_lines,
+    surrogate_warning,
+)
 from agentgauge.model import JSON, Step, StepKind, Task, ToolCall, Trace, Usage
 from agentgauge.toolcall.bfcl_multiturn import (
     CallInputError,
@@ -220,6 +227,8 @@ def read_predictions(
         except DECODE_ERRORS as exc:
             yield decode_error(raw.source, raw.line, exc)
             continue
+        # a lone surrogate (a model's broken answer) is read as U+FFFD: it is stored and shown
+        data, replaced = replace_surrogates(data) if may_hold_surrogate(raw.text) else (data, [])
         if not isinstance(data, dict) or "id" not in data:
             yield ReadError(raw.source, raw.line, "id", "a prediction needs an 'id'")
             continue
@@ -243,6 +252,8 @@ def read_predictions(
             yield ReadError(raw.source, raw.line, made, _BAD_PREDICTION_FIELD[made])
             continue
         seen.add(key)
+        if replaced:
+            yield surrogate_warning(raw.source, raw.line, replaced)
         yield made
     if include_missing:
         for key, task in tasks.items():
