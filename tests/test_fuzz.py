@@ -147,9 +147,16 @@ EXPORTS = [
     for f in sorted((ROOT / "fixtures" / "otel").glob("*.json*"))
     for doc in _documents(f)[:2]
 ]
-# a format that is no span export: real files of its own (two of a tau2-bench run's trials)
+# formats with real files of their own: tau2-bench results (two of a run's trials) and MLflow's
+# Trace.to_json()
 _TAU2 = json.loads((ROOT / "fixtures" / "tau2" / "mock_4trials.json").read_text())
-OWN_EXPORTS = {"tau2": [("results.json", {**_TAU2, "simulations": _TAU2["simulations"][:2]})]}
+OWN_EXPORTS = {
+    "tau2": [("results.json", {**_TAU2, "simulations": _TAU2["simulations"][:2]})],
+    "mlflow": [
+        ("trace.json", json.loads(f.read_text()))
+        for f in sorted((ROOT / "fixtures" / "frameworks").glob("mlflow*/trace.json"))
+    ],
+}
 CHAT = {
     "messages": [
         {"role": "system", "content": "be brief"},

@@ -285,6 +285,8 @@ EXPORTS = {
     "openai-agents": "openai_agents_sdk.jsonl",
     "langsmith": "langsmith.json",
     "langfuse": "langfuse_export.json",
+    # MLflow's Trace.to_json() of the same run, recorded by MLflow's own tracing
+    "mlflow": "../frameworks/mlflow_openai_json/trace.json",
 }
 
 
@@ -308,7 +310,7 @@ def _plant(value: Any, arguments: Any, answer: Any, output: str) -> Any:
         return answer
     if value == MARK_OUTPUT:
         return output
-    if isinstance(value, str) and value[:1] in ("{", "["):
+    if isinstance(value, str) and value[:1] in ("{", "[", '"'):
         try:
             inner = json.loads(value)
         except ValueError:
@@ -407,7 +409,7 @@ def test_hostile_values_in_every_format_round_trip_without_secrets(
     output: str,
     as_text: bool,
 ) -> None:
-    source = tmp_path_factory.mktemp("input") / (EXPORTS.get(fmt) or f"{fmt}.json")
+    source = tmp_path_factory.mktemp("input") / Path(EXPORTS.get(fmt) or f"{fmt}.json").name
     if fmt == "otlp-proto":
         pytest.importorskip("opentelemetry.proto")
         # protobuf strings are UTF-8 on the wire: a lone surrogate is only JSON text's escape
