@@ -146,7 +146,23 @@ def test_openai_chat_warns_of_a_lone_surrogate_in_text_and_in_arguments(tmp_path
     assert "0 errors, 2 warnings" in output
 
 
-def test_the_receiver_warns_of_a_lone_surrogate_in_a_request(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "old, new, shown, field",
+    [
+        ('"gpt-4o"', '"gpt\\ud800"', "gpt\ufffd", "value.stringValue"),
+        # a token count of 5,000 digits (Python reads at most 4,300): the count is left out
+        (
+            '{"intValue": "120"}',
+            '{"intValue": ' + "9" * 5000 + "}",
+            "gpt-4o",
+            "attributes[5].value",
+        ),
+    ],
+    ids=["lone surrogate", "5000-digit integer"],
+)
+def test_the_receiver_reads_a_request_with_a_bad_value_and_warns(
+    tmp_path: Path, old: str, new: str, shown: str, field: str
+) -> None:
     import http.client
 
     from agentgauge.config import load_suite
@@ -154,7 +170,7 @@ def test_the_receiver_warns_of_a_lone_surrogate_in_a_request(tmp_path: Path) -> 
 
     db = tmp_path / "live.db"
     live = LiveRun(load_suite("behavior"), db, ReceiverSettings(port=0)).start()
-    body = "\n".join(_single_agent_lines()).replace('"gpt-4o"', '"gpt\\ud800"', 1)
+    body = "\n".join(_single_agent_lines()).replace(old, new, 1)
     host, port = live.url.removeprefix("http://").rsplit(":", 1)
     for line in body.splitlines():
         connection = http.client.HTTPConnection(host, int(port), timeout=30)
@@ -167,9 +183,9 @@ def test_the_receiver_warns_of_a_lone_surrogate_in_a_request(tmp_path: Path) -> 
     with Store(db) as store:
         (sample,) = store.iter_samples(run_id, with_trace=True)
         (warning,) = store.read_errors(run_id)
-    assert "gpt\ufffd" in sample.trace().model_dump_json()
+    assert shown in sample.trace().model_dump_json()
     assert (warning.source, warning.line, warning.warning) == ("otlp", 1, True)
-    assert warning.field is not None and warning.field.endswith("value.stringValue")
+    assert warning.field is not None and warning.field.endswith(field)
 
 
 # -- values left out ---------------------------------------------------------------------------

@@ -45,15 +45,13 @@ from typing import Any
 from agentgauge._safe import (
     DECODE_ERRORS,
     DecodeError,
-    loads,
-    may_hold_surrogate,
-    replace_surrogates,
 )
 from agentgauge.config import Suite
 from agentgauge.engine import EvaluateOptions, evaluate
 from agentgauge.errors import AgentgaugeError
 from agentgauge.io.jsonl import ReadError
 from agentgauge.io.otel import DEFAULT_TASK_ID_ATTRIBUTE, GroupBy, SpanStream
+from agentgauge.io.otel.wire.documents import decode_document
 from agentgauge.io.otel.wire.protobuf import decode_request
 from agentgauge.model import Trace
 from agentgauge.serve.online import Monitor
@@ -468,9 +466,7 @@ class LiveRun:
         try:
             if binary:
                 return decode_request(data), []
-            text = data.decode("utf-8")
-            doc = loads(text)
-            return replace_surrogates(doc) if may_hold_surrogate(text) else (doc, [])
+            return decode_document(data.decode("utf-8"))
         except _UNREADABLE as exc:
             raise _Refused(400, f"cannot read the request: {exc}") from None
 

@@ -24,7 +24,7 @@ from agentgauge._safe import (
 from agentgauge.io.jsonl import ReadError, decode_error, invalid_json
 from agentgauge.io.otel.wire.protobuf import decode_request, is_protobuf
 
-__all__ = ["Document", "is_binary", "read_documents"]
+__all__ = ["Document", "decode_document", "is_binary", "read_documents"]
 
 
 class Document(NamedTuple):
@@ -143,7 +143,7 @@ def _documents_of(path: str | Path, needle: str | None) -> Iterator[Document | R
             if not text.strip():
                 continue
             try:
-                doc, replaced = _decoded(text)
+                doc, replaced = decode_document(text)
                 if needle is None or needle in text:
                     yield Document(first, doc, replaced)
             except json.JSONDecodeError as exc:
@@ -161,7 +161,7 @@ def _documents_of(path: str | Path, needle: str | None) -> Iterator[Document | R
         for number, text in enumerate(fh, start=first + 1):
             if text.strip() and (needle is None or needle in text):
                 try:
-                    yield Document(number, *_decoded(text))
+                    yield Document(number, *decode_document(text))
                 except DECODE_ERRORS as exc:
                     yield decode_error(source, number, exc)
 
@@ -176,9 +176,17 @@ def _integer(digits: str) -> int | float:
         return -math.inf if digits.startswith("-") else math.inf
 
 
-def _decoded(text: str) -> tuple[Any, list[tuple[str | int, ...]]]:
-    """A JSON document, a lone surrogate in it replaced (the trace it makes is written), and
-    where."""
+def decode_document(text: str) -> tuple[Any, list[tuple[str | int, ...]]]:
+    """A span document's JSON text decoded: a lone surrogate read as U+FFFD (the trace it
+    makes is written) and an integer too long to read as an infinity (the value is left out
+    with a warning); returns the document and where surrogates were replaced.
+
+    Args:
+        text: the JSON text of one document (a file's, a line's, a request's).
+
+    Raises:
+        json.JSONDecodeError, RecursionError: the text is not JSON a reader can decode.
+    """
     doc = json.loads(text, parse_int=_integer)
     return replace_surrogates(doc) if may_hold_surrogate(text) else (doc, [])
 
@@ -214,7 +222,7 @@ def _concatenated(text: str, source: str, first_line: int) -> Iterator[Document 
                 for offset, raw in enumerate(text.splitlines()):
                     if raw.strip():
                         try:
-                            yield Document(first_line + offset, *_decoded(raw))
+                            yield Document(first_line + offset, *decode_document(raw))
                         except DECODE_ERRORS as line_exc:
                             yield decode_error(source, first_line + offset, line_exc)
                 return
