@@ -373,10 +373,20 @@ def test_predictions_become_traces(tmp_path: Path) -> None:
     ("line", "field"),
     [
         ({"id": "s0", "result": [], "latency_s": -1}, "latency_s"),
+        ({"id": "s0", "result": [], "latency_s": float("inf")}, "latency_s"),
         ({"id": "s0", "result": [], "usage": {"input_tokens": "many"}}, "usage"),
+        ({"id": "s0", "result": [], "usage": {"input_tokens": 10**30}}, "usage"),
     ],
 )
-def test_bad_runner_fields(tmp_path: Path, line: dict[str, Any], field: str) -> None:
+def test_a_bad_runner_field_is_left_out_and_the_answer_scored(
+    tmp_path: Path, line: dict[str, Any], field: str
+) -> None:
     task = Task(id="s0", expected_calls=[])
-    [item] = list(read_predictions(write_jsonl(tmp_path / "p.jsonl", [line]), {"s0": task}))
-    assert isinstance(item, ReadError) and item.field == field
+    path = write_jsonl(tmp_path / "p.jsonl", [line])
+    warning, trace = list(read_predictions(path, {"s0": task}))
+    assert isinstance(warning, ReadError) and warning.warning
+    assert (warning.line, warning.field) == (1, field)
+    assert "it is left out, the answer scored" in warning.message
+    # the answer (no call: right for a task that expects none) is there, without the value
+    assert isinstance(trace, Trace) and trace.usage is None and trace.duration_s is None
+    assert "run_error" not in trace.metadata

@@ -22,6 +22,7 @@ from agentgauge.io.jsonl import (
     error_message,
     field_path,
     iter_raw_lines,
+    read_warning,
     surrogate_warning,
 )
 from agentgauge.model import JSON, Step, StepKind, Task, ToolCall, Trace, Usage
@@ -167,19 +168,24 @@ def _multi_turn_steps(task: Task, result: Any) -> tuple[str | None, list[Step], 
 
 
 def _prediction_trace(
-    task: Task, data: dict[str, Any], positional: Positional, parser: str
+    task: Task, data: dict[str, Any], positional: Positional, parser: str, left_out: list[str]
 ) -> Trace | ReadError | str:
-    """The trace of one predictions line, or the field at fault."""
+    """The trace of one predictions line, or the field at fault; a latency or usage that
+    cannot be read is left out (its field added to ``left_out``) and the answer scored."""
     latency = data.get("latency_s")
     if latency is not None and (
-        isinstance(latency, bool) or not isinstance(latency, int | float) or latency < 0
+        isinstance(latency, bool)
+        or not isinstance(latency, int | float)
+        or not 0 <= latency < float("inf")
     ):
-        return "latency_s"
+        left_out.append("latency_s")
+        latency = None
     raw_usage = data.get("usage")
     try:
         usage = Usage.model_validate(raw_usage) if raw_usage is not None else None
     except ValidationError:
-        return "usage"
+        left_out.append("usage")
+        usage = None
     error = data.get("error")
     if "result" not in data and not error:
         return "result"
@@ -239,8 +245,9 @@ def read_predictions(
         if key in seen:
             yield ReadError(raw.source, raw.line, "id", f"duplicate prediction for {key!r}")
             continue
+        left_out: list[str] = []
         try:
-            made = _prediction_trace(tasks[key], data, positional, parser)
+            made = _prediction_trace(tasks[key], data, positional, parser, left_out)
         except ValidationError as exc:
             err = exc.errors()[0]
             made = ReadError(
@@ -252,7 +259,13 @@ def read_predictions(
             yield ReadError(raw.source, raw.line, made, _BAD_PREDICTION_FIELD[made])
             continue
         seen.add(key)
-        if replaced:
+        # one warning a line (the store keeps one): a value left out, else a surrogate replaced
+        if left_out:
+            more = f" (and {len(left_out) - 1} more)" if len(left_out) > 1 else ""
+            field = left_out[0]
+            message = f"{_BAD_PREDICTION_FIELD[field]}: it is left out, the answer scored{more}"
+            yield read_warning(raw.source, raw.line, field, message)
+        elif replaced:
             yield surrogate_warning(raw.source, raw.line, replaced)
         yield made
     if include_missing:
