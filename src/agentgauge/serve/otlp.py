@@ -42,10 +42,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from agentgauge._safe import (
-    DECODE_ERRORS,
-    DecodeError,
-)
+from agentgauge._safe import DECODE_ERRORS, DecodeError, describe
 from agentgauge.config import Suite
 from agentgauge.engine import EvaluateOptions, evaluate
 from agentgauge.errors import AgentgaugeError
@@ -468,7 +465,7 @@ class LiveRun:
                 return decode_request(data), []
             return decode_document(data.decode("utf-8"))
         except _UNREADABLE as exc:
-            raise _Refused(400, f"cannot read the request: {exc}") from None
+            raise _Refused(400, f"cannot read the request: {describe(exc)}") from None
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         live = self

@@ -185,7 +185,9 @@ def decode_document(text: str) -> tuple[Any, list[tuple[str | int, ...]]]:
         text: the JSON text of one document (a file's, a line's, a request's).
 
     Raises:
-        json.JSONDecodeError, RecursionError: the text is not JSON a reader can decode.
+        json.JSONDecodeError: the text is not JSON (its position tells a pretty-printed
+            document from a broken line), or another of :data:`~agentgauge._safe.DECODE_ERRORS`
+            (:func:`~agentgauge._safe.describe` says it for a user).
     """
     doc = json.loads(text, parse_int=_integer)
     return replace_surrogates(doc) if may_hold_surrogate(text) else (doc, [])
