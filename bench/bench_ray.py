@@ -145,10 +145,14 @@ def main() -> None:
         with local_cluster(folder / "cluster") as address:
             ray = {"executor": "ray", "address": address, "shard_mb": args.shard_mb}
             # alternated, so that both see the same load
-            figures["pool"] = _run(paths, folder / "pool.db", jobs=2)
-            figures["cluster"] = _run(paths, folder / "ray.db", **ray)
-            figures["pool_2"] = _run(paths, folder / "pool.db", jobs=2)
-            figures["cluster_2"] = _run(paths, folder / "ray.db", **ray)
+            for name, db, how in (
+                ("pool", "pool.db", {"jobs": 2}),
+                ("cluster", "ray.db", ray),
+                ("pool_2", "pool.db", {"jobs": 2}),
+                ("cluster_2", "ray.db", ray),
+            ):
+                figures[name] = _run(paths, folder / db, **how)
+                print(name, json.dumps(figures[name]), file=sys.stderr, flush=True)
             if args.big:
                 shutil.rmtree(folder / "small")
                 big = _generate(folder / "big", args.big, args.files)
