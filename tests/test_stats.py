@@ -34,3 +34,28 @@ def test_degenerate_and_large_samples() -> None:
     # a large sample: the bootstrap interval meets the normal one, z(0.975) ≈ 1.96
     half = sps.norm.ppf(0.975) * big.std(ddof=1) / np.sqrt(big.size)
     assert (low, high) == pytest.approx((big.mean() - half, big.mean() + half))
+
+
+@pytest.mark.parametrize("seed", [0, 3, 11])
+@pytest.mark.parametrize("confidence", [0.9, 0.95])
+def test_mean_ci_equals_scipy_bootstrap_to_the_last_bit(seed: int, confidence: float) -> None:
+    # computed with numpy alone, the interval is scipy's percentile bootstrap value for value:
+    # the same draws, batches and linear quantile (ties, binary and repeating fractions)
+    rng = np.random.default_rng(seed)
+    for values in (
+        rng.uniform(size=37),
+        rng.integers(0, 2, size=1500).astype(float),
+        rng.choice([0.0, 0.25, 1 / 3, 1.0], size=401),
+    ):
+        ref = sps.bootstrap(
+            (values,),
+            np.mean,
+            confidence_level=confidence,
+            n_resamples=500,
+            method="percentile",
+            random_state=np.random.default_rng(seed),
+            vectorized=True,
+            batch=max(1, 2_000_000 // values.size),
+        )
+        expected = (float(ref.confidence_interval.low), float(ref.confidence_interval.high))
+        assert mean_ci(values, confidence=confidence, n_resamples=500, seed=seed) == expected

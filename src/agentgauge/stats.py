@@ -1,10 +1,12 @@
 """Run-level statistics: means with bootstrap confidence intervals, paired comparisons,
 pass@k, and agreement between raters.
 
-The interval of a mean is scipy's percentile bootstrap (``scipy.stats.bootstrap``, seeded, so
-the same values give the same interval). Past ``max_bootstrap_n`` values the resampling costs
-more than it tells: the interval is then the normal (CLT) interval of the mean, which the
-percentile bootstrap converges to at that size.
+The interval of a mean is the percentile bootstrap of ``scipy.stats.bootstrap``, seeded, so the
+same values give the same interval; it is computed with numpy alone, the same resamples and the
+same linear quantile as scipy's (equal to its interval to the last bit), so that a command
+scoring a few traces need not import ``scipy.stats``. Past ``max_bootstrap_n`` values the
+resampling costs more than it tells: the interval is then the normal (CLT) interval of the mean,
+which the percentile bootstrap converges to at that size.
 
 Agreement compares one rater's scores with a reference (the mean of the other raters of the
 same item): mean absolute error (scikit-learn), Spearman's rank correlation (scipy, ties get
@@ -319,17 +321,40 @@ def _interval(
             / math.sqrt(moments.n)
         )
         return mean - half, mean + half
-    res = _scipy_stats().bootstrap(
-        (ordered,),
-        np.mean,
-        confidence_level=confidence,
+    return _bootstrap_percentile(
+        ordered,
+        confidence=confidence,
         n_resamples=n_resamples,
-        method="percentile",
-        random_state=np.random.default_rng(seed),
-        vectorized=True,
+        rng=np.random.default_rng(seed),
         batch=max(1, 2_000_000 // ordered.size),
     )
-    return float(res.confidence_interval.low), float(res.confidence_interval.high)
+
+
+def _bootstrap_percentile(
+    data: np.ndarray, *, confidence: float, n_resamples: int, rng: np.random.Generator, batch: int
+) -> tuple[float, float]:
+    """``scipy.stats.bootstrap((data,), np.mean, method="percentile", batch=batch, ...)``:
+    the same draws in the same batches, and scipy's default quantile (Hyndman and Fan's
+    type 7, in scipy's arithmetic) of the resampled means."""
+    n = data.shape[-1]
+    means = [
+        np.mean(data[rng.integers(0, n, (min(batch, n_resamples - k), n))], axis=-1)
+        for k in range(0, n_resamples, batch)
+    ]
+    theta = np.sort(np.concatenate(means))
+    if np.isnan(theta[-1]):
+        return math.nan, math.nan
+    alpha = (1 - confidence) / 2
+    p = np.asarray([alpha, 1 - alpha], dtype=float)
+    count = float(theta.size)
+    jg = p * count + (1 - p)
+    j = jg // 1 - 1
+    g = jg % 1
+    g[j < 0] = 0
+    below = np.clip(j, 0.0, count - 1).astype(np.int64)
+    above = np.clip(j + 1, 0.0, count - 1).astype(np.int64)
+    ci = (1 - g) * theta[below] + g * theta[above]
+    return float(ci[0]), float(ci[1])
 
 
 def summarize(values: Sequence[float | None], **kwargs: Any) -> Summary:
