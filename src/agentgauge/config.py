@@ -54,6 +54,7 @@ from agentgauge._safe import READ_ERRORS, describe
 from agentgauge.errors import AgentgaugeError
 from agentgauge.io.jsonl import error_message
 from agentgauge.judges.settings import JudgeSettings
+from agentgauge.metrics._catalog import JUDGE_METRICS, TEXT_METRICS
 from agentgauge.metrics.base import (
     METRICS,
     Metric,
@@ -63,8 +64,6 @@ from agentgauge.metrics.base import (
     get_metric_info,
     lower_is_better,
 )
-from agentgauge.metrics.judge import JUDGE_METRICS
-from agentgauge.metrics.text import TEXT_METRICS
 from agentgauge.scoring import Thresholds
 from agentgauge.store import CacheFile
 

@@ -46,6 +46,7 @@ from agentgauge.io.importers import IMPORTERS, parse_raw_line
 from agentgauge.io.jsonl import RawLine, ReadError, iter_raw_lines, parse_line
 from agentgauge.judges.cost import judge_spend
 from agentgauge.judges.preflight import check_judge
+from agentgauge.metrics._catalog import TEXT_METRICS
 from agentgauge.metrics.base import (
     BatchMetric,
     Metric,
@@ -53,7 +54,6 @@ from agentgauge.metrics.base import (
     score_many,
     sharing_per_trace,
 )
-from agentgauge.metrics.text import TEXT_METRICS
 from agentgauge.model import Trace
 from agentgauge.registry import Registry
 from agentgauge.scoring import (

@@ -4,7 +4,9 @@ Each extension point (metrics, importers, dataset formats, output parsers, tuner
 keeps one :class:`Registry`. Its own module registers the built-in entries with a decorator;
 other packages add theirs through an entry-point group, read lazily, once, on the first
 lookup. A plugin that cannot be loaded is reported with a :class:`PluginWarning` and left
-out; the other entries stay usable.
+out; the other entries stay usable. A registry given an index of its built-in names imports
+only the module that registers a name looked up; a listing, or a name the index does not
+have, imports the others and reads the entry points.
 
 An entry point names an object its module registers when it is imported (decorated), or an
 undecorated one, which the extension point then registers under the entry point's name.
@@ -16,7 +18,7 @@ import importlib
 import inspect
 import pkgutil
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from importlib.metadata import EntryPoint, entry_points
@@ -155,6 +157,8 @@ class Registry(Generic[T]):
         adopt: registers an undecorated object an entry point names, under that name
             (usually the extension point's decorator).
         error: the exception raised for an unknown name.
+        index: ``name -> module`` of built-in names (former names included): looking one up
+            imports that module alone. An entry point cannot take a name it holds.
     """
 
     def __init__(
@@ -165,12 +169,14 @@ class Registry(Generic[T]):
         builtins: Sequence[str],
         adopt: Callable[[str, Any], object],
         error: Callable[[str, str, Sequence[str]], UnknownNameError] = UnknownNameError,
+        index: Mapping[str, str] | None = None,
     ) -> None:
         self.kind = kind
         self.group = group
         self._builtins = tuple(builtins)
         self._adopt = adopt
         self._error = error
+        self._index = dict(index or {})
         self._entries: dict[str, Entry[T]] = {}
         self._aliases: dict[str, str] = {}
         self._loaded = False
@@ -210,7 +216,7 @@ class Registry(Generic[T]):
         Args:
             name: any name.
         """
-        self.load()
+        self._load_for(name)
         new = self._aliases.get(name)
         if new is None:
             return name
@@ -252,8 +258,28 @@ class Registry(Generic[T]):
         for ep in entry_points(group=self.group):
             self._load_entry_point(ep)
 
+    def _load_for(self, name: str) -> None:
+        """Import what registers ``name``: its module alone when the index names one,
+        everything (:meth:`load`) otherwise."""
+        if self._loaded:
+            return
+        module = self._index.get(name)
+        if module is None:
+            self.load()
+        else:
+            importlib.import_module(module)
+
     def _load_entry_point(self, ep: EntryPoint) -> None:
         distribution = _distribution(ep)
+        if ep.name in self._index:
+            # a lookup of a built-in name never reads the entry points: it stays built-in
+            warnings.warn(
+                f"the {self.kind} plugin {ep.name!r} ({ep.value}) of {distribution} is left "
+                f"out: {ep.name!r} is a built-in {self.kind}",
+                PluginWarning,
+                stacklevel=2,
+            )
+            return
         try:
             with _loading_from(distribution):
                 obj = ep.load()
@@ -282,9 +308,10 @@ class Registry(Generic[T]):
         Raises:
             UnknownNameError: naming ``name`` and the known names.
         """
-        self.load()
+        self._load_for(name)
         entry = self._entries.get(self._aliases.get(name, name))
         if entry is None:
+            self.load()
             raise self._error(self.kind, name, list(self._entries))
         return entry.value
 
@@ -294,7 +321,7 @@ class Registry(Generic[T]):
         Args:
             name: any name.
         """
-        self.load()
+        self._load_for(name)
         entry = self._entries.get(self._aliases.get(name, name))
         return None if entry is None else entry.value
 
@@ -315,7 +342,10 @@ class Registry(Generic[T]):
         return [entry.name for entry in self.entries()]
 
     def __contains__(self, name: object) -> bool:
-        self.load()
+        if isinstance(name, str):
+            self._load_for(name)
+        else:
+            self.load()
         return name in self._entries or name in self._aliases
 
     def __iter__(self) -> Iterator[str]:

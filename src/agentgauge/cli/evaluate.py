@@ -71,7 +71,7 @@ def _with_judge(
     """The run with the command line's judge in its suite (a warning when no metric uses it)."""
     from dataclasses import replace
 
-    from agentgauge.metrics.judge import JUDGE_METRICS
+    from agentgauge.metrics._catalog import JUDGE_METRICS
 
     suite = run.suite.with_judge(
         model=judge, base_url=url, api_key_env=key_env, cache_path=str(db), samples=samples

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar, cast, runtime_checkable
 
 from agentgauge.errors import AgentgaugeError
+from agentgauge.metrics._catalog import BUILTIN_METRICS
 from agentgauge.model import Trace
 from agentgauge.registry import Registry, UnknownNameError, keyword_options
 
@@ -221,6 +222,7 @@ METRICS: Registry[MetricInfo] = Registry(
     builtins=("agentgauge.metrics",),
     adopt=lambda name, obj: metric(name)(obj),
     error=UnknownMetricError,
+    index=BUILTIN_METRICS,
 )
 """Every metric by name: the built-in ones and those of the ``agentgauge.metrics`` entry
 points (a class or function decorated with :func:`metric`, or an undecorated one, then

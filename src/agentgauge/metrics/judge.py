@@ -75,6 +75,7 @@ from agentgauge.judges.views import (
     WindowView,
     steps_view,
 )
+from agentgauge.metrics._catalog import JUDGE_METRICS
 from agentgauge.metrics.base import METRICS, MetricResult, metric
 from agentgauge.metrics.text import review_text
 from agentgauge.model import StepKind, Trace
@@ -96,22 +97,6 @@ __all__ = [
     "score_with_issues",
 ]
 
-JUDGE_METRICS = frozenset(
-    {
-        "technical_accuracy",
-        "constructiveness",
-        "planning_judge",
-        # former names of planning_judge, still in the runs stored under them
-        "planning_rationality",
-        "planning_rational",
-        "rubric",
-        "goal_accuracy",
-        "trajectory_judge",
-        "failure_attribution",
-        "user_simulator_quality",
-    }
-)
-"""The metrics that take :class:`JudgeSettings` options (a suite's ``[judge]`` table)."""
 
 _NO_REVIEW = "no generated review in trace.output (a string, or a dict with a 'review' string)"
 _NO_PAPER = (

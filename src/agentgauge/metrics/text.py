@@ -37,6 +37,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from agentgauge._stop_words import english_stop_words
+from agentgauge.metrics._catalog import TEXT_METRICS
 from agentgauge.metrics.base import MetricResult, metric
 from agentgauge.model import Trace
 
@@ -68,8 +69,6 @@ __all__ = [
 DEFAULT_MODEL = "distilbert-base-uncased"
 """The spec's BERTScore model."""
 
-TEXT_METRICS = frozenset({"cosine", "jaccard", "semantic", "output_similarity", "task_success"})
-"""The reference-based metrics that share a suite's ``[text]`` table (model, layers, weights)."""
 
 _DEFAULT_LAYERS = {"distilbert-base-uncased": 5}
 """bert-score's layer choice for the spec's model; other models default to their last layer."""

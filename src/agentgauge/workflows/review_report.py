@@ -9,8 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentgauge.metrics.judge import JUDGE_METRICS
-from agentgauge.metrics.text import TEXT_METRICS
+from agentgauge.metrics._catalog import JUDGE_METRICS, TEXT_METRICS
 from agentgauge.review.pipeline import per_paper, review_agreement
 from agentgauge.store import SampleRow, Store
 from agentgauge.workflows.review_runs import ReviewRun

@@ -13,7 +13,7 @@ from agentgauge.config import Suite, load_suite
 from agentgauge.engine import EvaluateOptions, evaluate
 from agentgauge.errors import AgentgaugeError
 from agentgauge.io.jsonl import ReadError
-from agentgauge.metrics.text import TEXT_METRICS
+from agentgauge.metrics._catalog import TEXT_METRICS
 from agentgauge.model import Trace
 from agentgauge.review.loader import PeerReadPaper, load_peerread
 from agentgauge.review.pipeline import (
