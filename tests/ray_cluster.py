@@ -60,6 +60,15 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
     process.wait()
 
 
+def _stop_with_parent() -> None:
+    """In a launcher, before it starts: SIGTERM when the process that started it dies (a test
+    run killed by a timeout), so that it stops its node instead of being left running."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM, 0, 0, 0)  # PR_SET_PDEATHSIG
+
+
 def _wait_for(address: str, launcher: subprocess.Popen[bytes], log: Path, limit_s: float) -> None:
     host, port = address.rsplit(":", 1)
     deadline = time.monotonic() + limit_s
@@ -140,6 +149,7 @@ def local_cluster(folder: Path, nodes: int = 2, limit_s: float = 180.0) -> Itera
                 stdout=head_log.open("wb"),
                 stderr=subprocess.STDOUT,
                 start_new_session=True,  # its own process group: stopped by its PID
+                preexec_fn=_stop_with_parent,
             )
         )
         _wait_for(address, launchers[0], head_log, limit_s)
@@ -151,6 +161,7 @@ def local_cluster(folder: Path, nodes: int = 2, limit_s: float = 180.0) -> Itera
                     stdout=(folder / f"node{k}.log").open("wb"),
                     stderr=subprocess.STDOUT,
                     start_new_session=True,
+                    preexec_fn=_stop_with_parent,
                 )
             )
         _wait_for_cpus(address, nodes, limit_s)
