@@ -37,20 +37,34 @@ class _Draft:
 
 
 def _in_asked_order(drafts: list[_Draft]) -> None:
-    """Tool calls the model asked for together, started side by side (parallel tools: no
-    result between them), in the order the model asked for them, in place."""
+    """Tool calls the model asked for together, in the order the model asked for them, in
+    place: started side by side (parallel tools: no result between them), or run one after
+    the other, each followed by its own results (threads that each ran a call to its end),
+    whichever ran first."""
     start = 0
     while start < len(drafts):
-        end = start
         first = drafts[start].asked
-        while (
-            end < len(drafts)
-            and first is not None
-            and ((asked := drafts[end].asked) is not None and asked[0] == first[0])
-        ):
+        if first is None:
+            start += 1
+            continue
+        blocks: list[list[_Draft]] = []
+        end = start
+        while end < len(drafts):
+            draft = drafts[end]
+            if draft.asked is not None and draft.asked[0] == first[0]:
+                blocks.append([draft])
+            elif (
+                draft.fields.get("kind") is StepKind.tool_result
+                and blocks
+                and (draft.fields.get("parent_id") == blocks[-1][0].fields.get("id"))
+            ):
+                blocks[-1].append(draft)
+            else:
+                break
             end += 1
-        if end - start > 1:
-            drafts[start:end] = sorted(drafts[start:end], key=lambda d: d.asked or (0, 0))
+        if len(blocks) > 1:
+            blocks.sort(key=lambda b: b[0].asked or (0, 0))
+            drafts[start:end] = [d for block in blocks for d in block]
         start = max(end, start + 1)
 
 
@@ -424,7 +438,9 @@ class _StepBuilder:
             own = [c for c in self._requested.get(agent, []) if c.name == name]
             anyone = [c for c in self._unanswered if c.name == name]
             candidates = own or anyone
-            match = next((c for c in candidates if c.arguments == recorded), None)
+            # compared as the call's arguments, once a framework's wrapper is taken off
+            wanted, _ = resolve_arguments(recorded, self._tools.get(name), None)
+            match = next((c for c in candidates if wanted and c.arguments == wanted), None)
             match = match or (candidates[0] if candidates else None)
         if match is not None:
             for pool in (self._requested.get(agent, []), self._unanswered):

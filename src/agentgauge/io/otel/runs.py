@@ -9,6 +9,12 @@ call whose input answers tool calls an earlier call asked for continues that cal
 is complete once its last call asks for no tool. With ``by_conversation``, every trace with a
 conversation id joins its conversation. A trace that only defines agents (``create_agent``)
 is no run.
+
+A trace that is only tool executions (a framework that runs a model's parallel calls in
+threads without handing them its context: each call becomes a root span of a trace of its
+own) is the call of the run whose model asked for it: held until a run comes whose model call
+asked for that tool with the same call id, or the same name and arguments, it joins that run
+under the span that holds the model's call. Held traces that no run claims stand alone.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentgauge.io.otel.observation import Kind, Observation
+from agentgauge.io.otel.toolcalls import resolve_arguments
 
 __all__ = ["Runs"]
 
@@ -34,6 +41,51 @@ def _is_bare(observations: list[Observation]) -> bool:
     ids = {o.span.span_id for o in observations}
     tops = [o for o in observations if o.span.parent_id not in ids]
     return bool(tops) and all(o.kind is Kind.model_call for o in tops)
+
+
+def _tops(observations: list[Observation]) -> list[Observation]:
+    ids = {o.span.span_id for o in observations}
+    return [o for o in observations if o.span.parent_id not in ids]
+
+
+def _is_stray_tools(observations: list[Observation]) -> bool:
+    """Whether a trace is tool executions alone (no model call, no agent in it)."""
+    kinds = {o.kind for o in observations if o.kind is not None}
+    return kinds == {Kind.tool} and all(o.kind is Kind.tool for o in _tops(observations))
+
+
+def _same_call(tool: Observation, call: Any) -> bool:
+    """Whether a tool execution is the model's call ``call`` (by id, else name and arguments)."""
+    if tool.tool_call_id is not None and call.id is not None:
+        return bool(tool.tool_call_id == call.id)
+    if tool.tool != call.name:
+        return False
+    arguments, _ = resolve_arguments(tool.recorded_arguments, None, None)
+    return bool(arguments) and arguments == call.arguments
+
+
+def _adopt(strays: list[list[Observation]], observations: list[Observation]) -> list[Observation]:
+    """The held tool traces that calls of this run's model asked for, put under the span that
+    holds the asking model call (taken out of ``strays``)."""
+    by_id = {o.span.span_id: o for o in observations}
+    adopted: list[Observation] = []
+    for caller in [o for o in observations if o.kind is Kind.model_call]:
+        calls = [c for m in caller.output_messages for c in m.tool_calls]
+        for call in calls:
+            for held in strays:
+                top = _tops(held)[0]
+                if top.span.trace_id == caller.span.trace_id or not _same_call(top, call):
+                    continue
+                holder = by_id.get(caller.span.parent_id or "")
+                while holder is not None and holder.kind is Kind.model_call:
+                    holder = by_id.get(holder.span.parent_id or "")
+                for obs in held:
+                    obs.span.trace_id = caller.span.trace_id
+                top.span.parent_id = holder.span.span_id if holder is not None else None
+                adopted += held
+                strays.remove(held)
+                break
+    return adopted
 
 
 @dataclass
@@ -56,6 +108,7 @@ class Runs:
     def __init__(self, by_conversation: bool) -> None:
         self._by_conversation = by_conversation
         self._held: dict[tuple[str, str], _Run] = {}
+        self._strays: list[tuple[str, list[Observation], dict[str, Any]]] = []
 
     def add(
         self, trace_id: str, observations: list[Observation], notes: dict[str, Any]
@@ -69,6 +122,16 @@ class Runs:
         """
         if all(o.kind is Kind.definition for o in observations):
             return  # agents defined, none run: the runs that use them say what they did
+        if _is_stray_tools(observations):
+            self._strays.append((trace_id, observations, notes))
+            return
+        if self._strays:
+            held = [obs for _, obs, _ in self._strays]
+            adopted = _adopt(held, observations)
+            if adopted:
+                kept = {id(h) for h in held}
+                self._strays = [s for s in self._strays if id(s[1]) in kept]
+                observations = observations + adopted
         run_id = next((o.run_id for o in observations if o.run_id), None)
         if run_id is not None:
             self._join(("run", run_id), trace_id, observations, notes)
@@ -114,7 +177,9 @@ class Runs:
         return run
 
     def rest(self) -> Iterator[RunItems]:
-        """The runs still held at the end of the file."""
+        """The runs still held at the end of the file, and the tool traces no run claimed."""
+        yield from self._strays
+        self._strays.clear()
         for run in self._held.values():
             yield run.group_id, run.observations, run.notes
         self._held.clear()

@@ -4,7 +4,11 @@ its name contains "agent": a LangGraph graph named as an agent (``create_react_a
 name="weather_agent")``, a subgraph agent) is one, but so is the model node of LangGraph's
 prebuilt agents, named ``agent`` (``model`` in LangChain's ``create_agent``): a node of a
 prebuilt agent (``metadata.langgraph_node``, the span's own name) is a step of its graph's
-agent, not an agent. A tool run's ``output.value`` is the ``ToolMessage`` that answers the
+agent, not an agent. As the name rule misses agents not named so (``name="forecaster"``),
+a chain whose output state holds an answer carrying the chain's own name is an agent too:
+LangGraph's prebuilt agent and LangChain's ``create_agent`` name their answers after the agent
+(a graph with its default name ``LangGraph`` is no agent; its answers carry no name). A
+tool run's ``output.value`` is the ``ToolMessage`` that answers the
 model's call, and names it (``tool_call_id``)."""
 
 from __future__ import annotations
@@ -22,6 +26,17 @@ _SCOPE = "openinference.instrumentation.langchain"
 _PREBUILT_NODES = frozenset({"agent", "model", "tools"})
 
 
+def _answers_as_itself(span: Span) -> bool:
+    """Whether the chain's output state holds an AI message named after the chain."""
+    state = maybe_json(span.attributes.get("output.value"))
+    messages = state.get("messages") if isinstance(state, dict) else None
+    for message in messages if isinstance(messages, list) else []:
+        data = message.get("data", message) if isinstance(message, dict) else None
+        if isinstance(data, dict) and data.get("type") == "ai" and data.get("name") == span.name:
+            return True
+    return False
+
+
 def _prebuilt_node(span: Span) -> bool:
     """Whether the span is the run of a prebuilt agent's own node."""
     metadata = maybe_json(span.attributes.get("metadata"))
@@ -34,12 +49,18 @@ class LangChain(Convention):
     """LangChain / LangGraph (OpenInference): agents, not prebuilt nodes; tool call ids."""
 
     def operation(self, span: Span) -> str | None:
-        if span_kind(span, _SCOPE) == "AGENT" and _prebuilt_node(span):
+        kind = span_kind(span, _SCOPE)
+        if kind == "AGENT" and _prebuilt_node(span):
             return "chain"
+        if kind == "CHAIN" and not _prebuilt_node(span) and _answers_as_itself(span):
+            return "invoke_agent"
         return None
 
     def agent_name(self, span: Span) -> str | None:
-        if span_kind(span, _SCOPE) == "AGENT" and not _prebuilt_node(span):
+        kind = span_kind(span, _SCOPE)
+        if kind not in ("AGENT", "CHAIN") or _prebuilt_node(span):
+            return None
+        if kind == "AGENT" or _answers_as_itself(span):
             return span.name
         return None
 
