@@ -17,6 +17,7 @@ __all__ = [
     "flattened_messages",
     "integer",
     "is_json_schema",
+    "is_response_body",
     "maybe_json",
     "message",
     "messages",
@@ -221,13 +222,31 @@ def message(raw: Any, default_role: str) -> Message | None:
     return Message(role, text, calls, responses)
 
 
+def is_response_body(value: Any) -> bool:
+    """Whether a recorded value is a provider's response object (a chat completion, a
+    Responses object, a Gemini response) or a list of them, not a message.
+
+    Args:
+        value: the recorded value, parsed.
+    """
+    if isinstance(value, list):
+        return bool(value) and all(is_response_body(v) for v in value)
+    if not isinstance(value, dict) or "role" in value:
+        return False
+    return any(isinstance(value.get(key), list) for key in ("choices", "candidates", "output"))
+
+
 def _items(value: Any) -> list[Any]:
     """The messages of a recorded value: a list (or LangChain's batch of one), one message,
     or a response object (a chat completion's ``choices``, Gemini's ``candidates``, a
     Responses object's ``output``, LangChain's ``generations``)."""
     if isinstance(value, list):
         # a batch of one conversation (LangChain's chat model inputs)
-        return value[0] if len(value) == 1 and isinstance(value[0], list) else value
+        if len(value) == 1 and isinstance(value[0], list):
+            return value[0]
+        if any(is_response_body(v) for v in value):  # response objects: their messages
+            return [item for v in value for item in _items(v)]
+        return value
     if isinstance(value, dict):
         if isinstance(value.get("generations"), list):  # LangChain's LLMResult
             batches = [b if isinstance(b, list) else [b] for b in value["generations"]]

@@ -14,7 +14,9 @@ from agentgauge.io.otel.conventions._parse import (
     flattened_messages,
     integer,
     is_json_schema,
+    is_response_body,
     maybe_json,
+    messages,
     plain_value,
     tool_specs,
     unflatten,
@@ -96,7 +98,15 @@ class OpenInference(Convention):
         return flattened_messages(span.attributes, "llm.input_messages", "user")
 
     def output_messages(self, span: Span) -> list[Message] | None:
-        return flattened_messages(span.attributes, "llm.output_messages", "assistant")
+        flat = flattened_messages(span.attributes, "llm.output_messages", "assistant")
+        if flat is not None or span.attributes.get("openinference.span.kind") != "LLM":
+            return flat
+        # a streamed call's LLM span may keep only the response body (openai-agents' stream:
+        # a list of Responses objects) in output.value
+        body = maybe_json(span.attributes.get("output.value"))
+        if not is_response_body(body):
+            return None
+        return messages(body, "assistant") or None
 
     def input_text(self, span: Span) -> str | None:
         return plain_value(span.attributes, "input.value")

@@ -5,7 +5,9 @@ them, one JSON object per line (a tracing processor writing them out) or in a ``
 Each span becomes a span of the GenAI conventions, and the span reader does the rest:
 
 - ``agent`` -> ``invoke_agent`` named ``name``;
-- ``generation`` -> ``chat``: ``model``, ``input`` / ``output`` messages, ``usage``;
+- ``generation`` -> ``chat``: ``model``, ``input`` / ``output`` messages, ``usage`` (all
+  zeros is none: the SDK writes its empty ``Usage`` when the provider reported none, as a
+  Chat Completions stream does unless asked for its usage);
 - ``response`` -> ``chat`` with its ``response_id`` and ``usage`` when the export has it;
 - ``function`` -> ``execute_tool``: ``name``, ``input`` (the arguments), ``output``;
 - ``handoff`` -> a handoff from ``from_agent`` to ``to_agent``;
@@ -42,6 +44,8 @@ def _attributes(data: dict[str, Any]) -> dict[str, Any]:
         return {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": data.get("name")}
     if kind in ("generation", "response"):
         usage: dict[str, Any] = data["usage"] if isinstance(data.get("usage"), dict) else {}
+        if not usage.get("input_tokens") and not usage.get("output_tokens"):
+            usage = {}
         attrs = {
             "gen_ai.operation.name": "chat",
             "gen_ai.request.model": data.get("model"),
