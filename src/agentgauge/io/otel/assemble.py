@@ -110,7 +110,9 @@ class _Group:
         """Agent spans that only stand around agents are no agents: one that did nothing of
         its own (no model call, tool or handoff outside the agents below it: a workflow, a
         runner, OpenInference's ``Agent workflow``), and the ``invoke_agent`` span of another
-        service (a controller) around an agent of the same name."""
+        service (a controller) around an agent of the same name. Nor is one inside the run
+        under which nothing ran and which answered nothing (an agent taking in a message it
+        was only told: AutoGen's group chat broadcasts)."""
         children: dict[str, list[Observation]] = {}
         for obs in self.by_id.values():
             if obs.span.parent_id:
@@ -126,7 +128,13 @@ class _Group:
                 != (obs.span.scope, obs.span.resource.get("service.name"))
                 for a in below
             )
-            if (below and not own_work) or wraps:
+            idle = (
+                not below
+                and not own_work
+                and not obs.output_messages
+                and self.parent(obs) is not None
+            )
+            if (below and not own_work) or wraps or idle:
                 wrappers.append(obs)
         for obs in wrappers:
             self.ops[obs.span.span_id] = None
@@ -148,7 +156,7 @@ class _Group:
             if kind is Kind.agent:
                 found.append(node)
                 continue
-            own_work = own_work or kind in (Kind.model_call, Kind.tool, Kind.handoff)
+            own_work = own_work or kind in (Kind.model_call, Kind.tool, Kind.handoff, Kind.plan)
             todo += children.get(node.span.span_id, [])
         return found, own_work
 

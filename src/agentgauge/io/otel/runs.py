@@ -125,13 +125,6 @@ class Runs:
         if _is_stray_tools(observations):
             self._strays.append((trace_id, observations, notes))
             return
-        if self._strays:
-            held = [obs for _, obs, _ in self._strays]
-            adopted = _adopt(held, observations)
-            if adopted:
-                kept = {id(h) for h in held}
-                self._strays = [s for s in self._strays if id(s[1]) in kept]
-                observations = observations + adopted
         run_id = next((o.run_id for o in observations if o.run_id), None)
         if run_id is not None:
             self._join(("run", run_id), trace_id, observations, notes)
@@ -142,7 +135,7 @@ class Runs:
             self._join(("conversation", conversation), trace_id, observations, notes)
             return
         if not bare:
-            yield trace_id, observations, notes
+            yield self._with_strays(trace_id, observations, notes)
             return
         answers = {
             call_id for o in observations for m in o.input_messages for call_id, _ in m.responses
@@ -158,7 +151,20 @@ class Runs:
         run.open_calls = (run.open_calls - answers) | asked
         if not run.open_calls:
             del self._held[key]
-            yield run.group_id, run.observations, run.notes
+            yield self._with_strays(run.group_id, run.observations, run.notes)
+
+    def _with_strays(
+        self, group_id: str, observations: list[Observation], notes: dict[str, Any]
+    ) -> RunItems:
+        """A run with the held tool traces its model asked for."""
+        if not self._strays:
+            return group_id, observations, notes
+        held = [obs for _, obs, _ in self._strays]
+        adopted = _adopt(held, observations)
+        if adopted:
+            kept = {id(h) for h in held}
+            self._strays = [s for s in self._strays if id(s[1]) in kept]
+        return group_id, observations + adopted, notes
 
     def _join(
         self,
@@ -181,5 +187,5 @@ class Runs:
         yield from self._strays
         self._strays.clear()
         for run in self._held.values():
-            yield run.group_id, run.observations, run.notes
+            yield self._with_strays(run.group_id, run.observations, run.notes)
         self._held.clear()
