@@ -303,12 +303,14 @@ def _cli_start(tmp: Path, runs: int = 5) -> dict[str, float]:
         "python": [sys.executable, "-c", "pass"],
     }
     best = {f"{key}{kind}": float("inf") for key in commands for kind in ("", "_cpu")}
+    # as an installed package starts: the modules' bytecode cached by the first run
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     for run in range(runs):
         for key, command in commands.items():
             if key == "cli":
                 command = [*cli[:-1], str(tmp / f"c{run}.db")]
             start, cpu_start = time.perf_counter(), _children_cpu_seconds()
-            subprocess.run(command, check=True, capture_output=True)
+            subprocess.run(command, check=True, capture_output=True, env=env)
             best[key] = min(best[key], time.perf_counter() - start)
             best[f"{key}_cpu"] = min(best[f"{key}_cpu"], _children_cpu_seconds() - cpu_start)
     return best
