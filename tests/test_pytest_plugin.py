@@ -184,3 +184,63 @@ def test_checks_that_cannot_pass_are_refused() -> None:
 def test_the_plugin_is_registered_under_pytest11() -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     assert project["entry-points"]["pytest11"] == {"agentgauge": "agentgauge.pytest_plugin"}
+
+
+def _doc_blocks(language: str) -> list[str]:
+    """The fenced blocks of docs/pytest.md in ``language`` ("" for plain ones)."""
+    blocks: list[tuple[str, list[str]]] = []
+    fenced: list[str] | None = None
+    for line in (ROOT / "docs" / "pytest.md").read_text(encoding="utf-8").splitlines():
+        if line.startswith("```"):
+            if fenced is None:
+                fenced = []
+                blocks.append((line[3:].strip(), fenced))
+            else:
+                fenced = None
+        elif fenced is not None:
+            fenced.append(line)
+    return ["\n".join(lines) + "\n" for lang, lines in blocks if lang == language]
+
+
+def test_docs_pytest_md_examples_run(pytester: pytest.Pytester, tmp_path: Path) -> None:
+    """docs/pytest.md's tests, as a user copies them, against the demo traces: the first fails
+    with the table the page shows, the fixture's passes; then its commands read the runs that
+    --agentgauge-db kept."""
+    demo = ROOT / "examples" / "demo_traces.jsonl"
+    (pytester.path / "examples").mkdir()
+    (pytester.path / "runs").mkdir()
+    for copy in ("examples/demo_traces.jsonl", "runs/before.jsonl", "runs/after.jsonl"):
+        (pytester.path / copy).write_bytes(demo.read_bytes())
+    pytester.makepyfile(test_docs="\n\n".join(_doc_blocks("python")))
+    db = tmp_path / "runs.db"
+    (command,) = [line for line in _doc_blocks("sh")[0].splitlines() if line.startswith("pytest")]
+    assert command == "pytest --agentgauge-db runs.db"
+    result = pytester.runpytest(*_plugin_args(), f"--agentgauge-db={db}")
+    result.assert_outcomes(passed=1, failed=1)
+    shown = [
+        line
+        for line in (_doc_blocks("")[0]).splitlines()
+        if line.startswith("E ") and "..." not in line
+    ]
+    run_id = re.search(r"; run (\w+)\)", result.stdout.str())
+    assert run_id is not None
+    # the page's table, line for line, with this run's id
+    result.stdout.fnmatch_lines([re.sub(r"run \w+\)", "run *)", line) for line in shown])
+    with ag.Store(db) as store:
+        runs = {r.config["metadata"]["test"]: r for r in store.list_runs()}
+    assert sorted(runs) == [
+        "test_docs.py::test_the_agent_is_good_and_safe",
+        "test_docs.py::test_the_new_prompt_is_not_worse",
+    ]
+    from typer.testing import CliRunner
+
+    from agentgauge.cli import app
+
+    listed = CliRunner().invoke(app, ["runs", "--db", str(db)])
+    assert listed.exit_code == 0 and run_id.group(1) in listed.output
+    report = tmp_path / "report.html"
+    shown_run = CliRunner().invoke(
+        app, ["show", run_id.group(1), "--db", str(db), "--html", str(report)]
+    )
+    assert shown_run.exit_code == 0, shown_run.output
+    assert report.stat().st_size > 0

@@ -71,7 +71,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 
 def _evaluate(
-    traces: Iterable[Trace | ReadError], suite: str | Suite, *, jobs: int = 1
+    traces: Iterable[Trace | ReadError], suite: str | Suite = "behavior", *, jobs: int = 1
 ) -> RunResult:
     from agentgauge.api import evaluate
 
