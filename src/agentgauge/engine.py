@@ -45,7 +45,7 @@ from agentgauge.errors import AgentgaugeError
 from agentgauge.io.importers import IMPORTERS, parse_raw_line
 from agentgauge.io.jsonl import RawLine, ReadError, iter_raw_lines, parse_line
 from agentgauge.judges.cost import judge_spend
-from agentgauge.judges.preflight import check_judge
+from agentgauge.judges.preflight import JudgeSetupError, check_judge
 from agentgauge.metrics._catalog import TEXT_METRICS
 from agentgauge.metrics.base import (
     BatchMetric,
@@ -588,6 +588,9 @@ class EvaluateOptions:
             after those it holds.
         on_written: told of each batch once it is written (the store, the run id and the
             batch's rows), in the thread that writes: a live run's rolling summary.
+        judge_optional: a judge metric with no judge model is None on every sample ("no
+            judge configured") instead of a set-up error (a review run's Tier 2, which may be
+            absent).
     """
 
     run_id: str | None = None
@@ -605,19 +608,22 @@ class EvaluateOptions:
     total: int | None = None
     first_seq: int = 0
     on_written: Callable[[Store, str, Outcome], None] | None = None
+    judge_optional: bool = False
 
 
-def checked_metrics(suite: Suite) -> list[Metric]:
+def checked_metrics(suite: Suite, *, judge_optional: bool = False) -> list[Metric]:
     """The suite's metrics, built, once what they need is checked (the judges' models, keys and
     URLs), without calling anything.
 
     The suite's ``[judge]`` settings are checked first, before the metrics are built (some load
     libraries for seconds), so a missing key fails at once and a judge given on the command line
     is checked even when no metric of the suite uses it; then each metric checks itself through
-    an optional ``preflight()`` method.
+    an optional ``preflight()`` method. A judge metric that has no judge model (and no
+    fallback) would be None on every sample: it is an error unless ``judge_optional``.
 
     Args:
         suite: the suite.
+        judge_optional: accept judge metrics without a judge model.
 
     Raises:
         JudgeSetupError: naming the environment variable or option to set.
@@ -625,6 +631,13 @@ def checked_metrics(suite: Suite) -> list[Metric]:
     if suite.judge is not None:
         check_judge(suite.judge)
     built = suite.build_metrics()
+    unjudged = [m.name for m in built if getattr(m, "unjudged", False)]  # judge metrics
+    if unjudged and not judge_optional:
+        raise JudgeSetupError(
+            f"no judge model for {', '.join(unjudged)}: give --judge MODEL (a pydantic-ai model "
+            "such as openai:gpt-4o-mini, or the model served at --judge-url), or set model in "
+            "the suite's [judge] table"
+        )
     for m in built:
         preflight = getattr(m, "preflight", None)
         if callable(preflight):
@@ -669,7 +682,7 @@ def evaluate(
     scoring = _embedding_cache_in_store(suite, store)
     # built here first, so that a bad option (or executor) fails before a run is recorded or a
     # worker starts
-    built = checked_metrics(scoring)
+    built = checked_metrics(scoring, judge_optional=opts.judge_optional)
     make_runner = EXECUTORS.get(opts.executor)
     # Workers are started before the progress display starts its refresh thread (fork safety),
     # and before the run is recorded: a cluster that cannot be reached records nothing.

@@ -11,12 +11,14 @@ once, each in one line that names what to set:
 - a ``base_url`` that is not an http(s) URL or where nothing answers (a TCP connection is
   tried; no request is sent).
 
-No model object is built and no request is made: a key that is set but wrong is found by the
+The judge's library (pydantic-ai, the ``judge`` extra) is checked first of all. No model
+object is built and no request is made: a key that is set but wrong is found by the
 first call, which then fails with its reason like any other failed call.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import socket
 from urllib.parse import urlsplit
@@ -98,6 +100,17 @@ def _check_provider(model: str, provider: str) -> None:
         ) from None
 
 
+def _require_judge_extra() -> None:
+    try:
+        installed = importlib.util.find_spec("pydantic_ai") is not None
+    except (ImportError, ValueError):  # a broken or half-removed installation
+        installed = False
+    if not installed:
+        raise JudgeSetupError(
+            "the judge needs pydantic-ai, in the 'judge' extra: pip install 'agentgauge[judge]'"
+        )
+
+
 def check_judge(settings: JudgeSettings) -> None:
     """Check that ``settings`` can reach a judge model, without building it or calling it.
 
@@ -110,6 +123,7 @@ def check_judge(settings: JudgeSettings) -> None:
     model = settings.model
     if model is None:
         return
+    _require_judge_extra()
     env = settings.api_key_env
     if env is not None and not os.environ.get(env):
         raise JudgeSetupError(

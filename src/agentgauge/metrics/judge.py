@@ -229,6 +229,11 @@ class JudgeMetric:
             }
         ]
 
+    @property
+    def unjudged(self) -> bool:
+        """Whether this metric can give no value at all: no judge model and no fallback."""
+        return self.settings.model is None and self.settings.fallback is None
+
     def preflight(self) -> None:
         """Check the judge's set-up before a run, without calling it.
 

@@ -213,6 +213,7 @@ def _score(
             extra_config=extra_config,
             sources=sources,
             total=len(items),
+            judge_optional=True,  # Tier 2 is absent without a judge
         ),
     )
 
