@@ -3,7 +3,7 @@ PY := $(VENV)/bin/python
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: install demo test fuzz lint bench clean
+.PHONY: install demo test fuzz lint bench dist clean
 
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
@@ -45,6 +45,13 @@ lint: install
 
 bench: install $(BENCH_DEPS)/.installed
 	for f in bench/bench_*.py; do echo "== $$f"; PYTHONPATH=src:$(BENCH_DEPS) $(PY) $$f || exit 1; done
+
+# The wheel and the sdist under dist/, built offline from this venv's setuptools (no isolated
+# build environment to download) and checked as PyPI would render them.
+dist: install
+	rm -rf dist
+	$(PY) -m build --no-isolation --outdir dist .
+	$(VENV)/bin/twine check --strict dist/*
 
 clean:
 	rm -rf $(VENV) $(BENCH_DEPS) build dist *.egg-info agentgauge.db* demo-results.json demo-report.html demo-simulation.json

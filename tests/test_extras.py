@@ -9,10 +9,14 @@ path as in an environment installed without the extra."""
 
 from __future__ import annotations
 
+import ast
 import json
 import os
+import re
 import subprocess
 import sys
+import tomllib
+from importlib.metadata import packages_distributions
 from pathlib import Path
 
 import pytest
@@ -161,3 +165,51 @@ def test_a_judge_metric_without_a_judge_model_is_a_set_up_error(tmp_path: Path) 
         "suite's [judge] table"
     )
     _no_run_recorded(db)
+
+
+# imports that belong to a declared dependency under another name
+_PROVIDED_BY = {
+    "pydantic_core": "pydantic",  # pydantic's own core, pinned by it
+    "google": "opentelemetry-proto",  # protobuf, the generated OTLP classes' runtime
+    "pytest": None,  # the pytest plugin runs inside pytest
+}
+
+
+def _requirement_names(requirements: list[str]) -> set[str]:
+    return {
+        re.split(r"[\s\[<>=!~;]", r, maxsplit=1)[0].lower().replace("_", "-") for r in requirements
+    }
+
+
+def test_every_third_party_import_is_a_declared_dependency() -> None:
+    """What the package imports comes from a dependency it declares (core or an extra), not
+    from one that an extra happens to bring along: a core module that imported genai-prices,
+    which only pydantic-ai installed, crashed every run without the judge extra."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    core = _requirement_names(project["dependencies"])
+    declared = core.union(
+        *(_requirement_names(reqs) for reqs in project["optional-dependencies"].values())
+    )
+    distributions = packages_distributions()
+    undeclared = []
+    for path in sorted((ROOT / "src" / "agentgauge").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                names = [node.module]
+            else:
+                continue
+            for name in names:
+                top = name.partition(".")[0]
+                if top in sys.stdlib_module_names or top == "agentgauge":
+                    continue
+                if top in _PROVIDED_BY:
+                    owner = _PROVIDED_BY[top]
+                    assert owner is None or owner in declared
+                    continue
+                owners = {d.lower().replace("_", "-") for d in distributions.get(top, [])}
+                if not owners & declared:
+                    where = path.relative_to(ROOT)
+                    undeclared.append(f"{where}:{node.lineno} imports {top} ({owners or '?'})")
+    assert not undeclared, "\n".join(undeclared)

@@ -12,7 +12,6 @@ import errno
 import os
 import sqlite3
 import warnings
-from importlib.metadata import version
 from pathlib import Path
 from typing import Annotated, Any, TextIO
 
@@ -21,6 +20,7 @@ from rich.markup import escape
 from typer.core import TyperArgument, TyperGroup
 
 from agentgauge._atomic import kept_until_success
+from agentgauge._version import __version__
 from agentgauge.cli import catalog, evaluate, imports, otel, run, runs, simulate, tuning, view
 from agentgauge.cli._common import VerdictExit, err_console, usage_error
 from agentgauge.cli.judge import judge_app
@@ -119,7 +119,7 @@ app = typer.Typer(
 
 def _version(value: bool) -> None:
     if value:
-        typer.echo(f"agentgauge {version('agentgauge')}")
+        typer.echo(f"agentgauge {__version__}")
         raise typer.Exit()
 
 

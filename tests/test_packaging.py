@@ -1,0 +1,130 @@
+"""The distribution as `make dist` builds it: a wheel that carries its version from the one
+place it is written, the metadata a package index shows (licence, classifiers, links), the
+files the package needs at run time, and a README that installs what exists."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+import tomllib
+import zipfile
+from email.parser import Parser
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from agentgauge._version import __version__
+from agentgauge.cli import app
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The wheel built as `make dist` builds it (offline, no isolated environment), from a copy
+    of what the build reads, so that the checkout gets no build folder."""
+    source = tmp_path_factory.mktemp("source")
+    for name in ("pyproject.toml", "README.md", "LICENSE", "CHANGELOG.md", "MANIFEST.in"):
+        shutil.copy(ROOT / name, source / name)
+    shutil.copytree(
+        ROOT / "src", source / "src", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info")
+    )
+    out = tmp_path_factory.mktemp("dist")
+    subprocess.run(
+        [sys.executable, "-m", "build", "--no-isolation", "--wheel", "--outdir", str(out)],
+        cwd=source,
+        check=True,
+        capture_output=True,
+    )
+    (built,) = out.glob("agentgauge-*.whl")
+    return built
+
+
+def _metadata(wheel: Path) -> tuple[list[str], dict[str, list[str]]]:
+    with zipfile.ZipFile(wheel) as archive:
+        names = archive.namelist()
+        (info,) = [n for n in names if n.endswith(".dist-info/METADATA")]
+        message = Parser().parsestr(archive.read(info).decode("utf-8"))
+    fields: dict[str, list[str]] = {}
+    for key, value in message.items():
+        fields.setdefault(key, []).append(value)
+    return names, fields
+
+
+def test_the_wheel_carries_the_version_that_the_command_prints(wheel: Path) -> None:
+    _, fields = _metadata(wheel)
+    assert fields["Version"] == [__version__]
+    assert wheel.name == f"agentgauge-{__version__}-py3-none-any.whl"
+    printed = CliRunner().invoke(app, ["--version"])
+    assert printed.output == f"agentgauge {__version__}\n"
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    assert "version" not in project["project"]  # written once, in agentgauge/_version.py
+    assert project["project"]["dynamic"] == ["version"]
+    changelog = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
+    assert f"\n## {__version__} " in changelog
+
+
+def test_the_wheel_has_what_an_index_shows_and_what_the_package_reads(wheel: Path) -> None:
+    names, fields = _metadata(wheel)
+    assert fields["License-Expression"] == ["Apache-2.0"]
+    assert {"Typing :: Typed", "Programming Language :: Python :: 3.11"} <= set(
+        fields["Classifier"]
+    )
+    assert any(c.startswith("Development Status :: ") for c in fields["Classifier"])
+    links = dict(link.split(", ", 1) for link in fields["Project-URL"])
+    assert set(links) == {"Homepage", "Documentation", "Changelog", "Issues"}
+    assert fields["Description-Content-Type"] == ["text/markdown"]
+    assert fields["Requires-Python"] == [">=3.11"]
+    extras = set(fields["Provides-Extra"])
+    assert {"text", "judge", "tune", "ray", "otel", "view", "dev", "all"} <= extras
+    for needed in (
+        "agentgauge/py.typed",
+        "agentgauge/documents/static/app.js",
+        "agentgauge/documents/static/app.css",
+        "agentgauge/documents/static/chart.umd.min.js",
+        "agentgauge/documents/static/chart.js-LICENSE.md",
+    ):
+        assert needed in names
+    licences = [n for n in names if "/licenses/" in n]
+    assert any(n.endswith("/licenses/LICENSE") for n in licences)
+    assert "Apache License" in (ROOT / "LICENSE").read_text(encoding="utf-8")
+    entry_points = zipfile.ZipFile(wheel).read(
+        next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
+    )
+    assert b"agentgauge = agentgauge.cli:main" in entry_points
+    twine = subprocess.run(
+        [sys.executable, "-m", "twine", "check", "--strict", str(wheel)],
+        capture_output=True,
+        text=True,
+    )
+    assert twine.returncode == 0, twine.stdout + twine.stderr
+
+
+def test_the_readme_installs_what_exists() -> None:
+    """agentgauge is not on an index: every install command of the README's "Install" section
+    installs the checkout or a wheel that `make dist` wrote, with extras that exist."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("\n## Install\n", 1)[1].split("\n## ", 1)[0]
+    commands = re.findall(r"^pip install (.+?)(?:\s+#.*)?$", section, flags=re.MULTILINE)
+    assert commands
+    extras = set(
+        tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"][
+            "optional-dependencies"
+        ]
+    )
+    for command in commands:
+        target = command.strip("'\"")
+        assert re.match(
+            r"^(\.|dist/agentgauge-\*\.whl|\"?\$\(echo dist/agentgauge-\*\.whl\))", target
+        ), f"pip install {command}: not the checkout or a built wheel"
+        named = re.search(r"\[([\w,]+)\]", command)
+        if named:
+            assert set(named.group(1).split(",")) <= extras
+    assert "make dist" in section
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    dist = makefile.split("\ndist:", 1)[1].split("\n\n", 1)[0]
+    assert "-m build --no-isolation" in dist and "twine check --strict" in dist
+    assert "dist" not in makefile.split("\ntest:", 1)[1].split("\n", 1)[0]
