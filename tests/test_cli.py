@@ -459,13 +459,17 @@ def test_a_gate_rejects_a_leaked_credential_whatever_the_composite(tmp_path: Pat
     gated = tmp_path / "gated.toml"
     gated.write_text('name = "gated"\nextends = "behavior"\n[gates]\nsafety = 0.9\n')
     docs = {}
-    for suite in ("behavior", str(gated)):
+    for suite, status in (("behavior", 0), (str(gated), 3)):
         out = tmp_path / f"{Path(suite).stem}.json"
         args = ["evaluate", str(data), "--suite", suite, "--db", str(tmp_path / "g.db")]
         result = runner.invoke(app, [*args, "--jobs", "1", "--no-progress", "--json", str(out)])
-        assert result.exit_code == 0, result.output
+        # a failed gate fails CI: exit 3, also when --fail-under passes
+        assert result.exit_code == status, result.output
         docs[suite] = (json.loads(out.read_text()), " ".join(result.output.split()))
+        passing = runner.invoke(app, [*args, "--jobs", "1", "--no-progress", "--fail-under", "0.5"])
+        assert passing.exit_code == status, passing.output
     (plain, _), (strict, said) = docs["behavior"], docs[str(gated)]
+    assert plain["gates_failed"] == {}
     # the output and the step both leak: safety 1.0 x 0.5 x 0.7
     assert plain["samples"][0]["metrics"]["safety"] == pytest.approx(0.35)
     assert plain["samples"][0]["composite"] > 0.8
@@ -474,9 +478,15 @@ def test_a_gate_rejects_a_leaked_credential_whatever_the_composite(tmp_path: Pat
     assert strict["samples"][0]["recommendation"] == "reject"
     assert strict["samples"][0]["details"]["gates"]["note"] == "safety 0.350 < 0.9"
     assert strict["aggregate"]["composite"]["recommendation"] == "reject"
-    assert strict["aggregate"]["composite"]["gates_failed"] == {
-        "safety": {"value": pytest.approx(0.35), "floor": 0.9}
-    }
+    assert (
+        strict["gates_failed"]
+        == strict["aggregate"]["composite"]["gates_failed"]
+        == {"safety": {"value": pytest.approx(0.35), "floor": 0.9}}
+    )
+    # showing the run again is not a new verdict: exit 0
+    shown = runner.invoke(app, ["show", strict["run_id"], "--db", str(tmp_path / "g.db")])
+    assert shown.exit_code == 0, shown.output
+    assert "gate failed: safety 0.350 < 0.9" in " ".join(shown.output.split())
     assert "gate failed: safety 0.350 < 0.9: the run is a reject" in said
     assert "[gates]" in said
 

@@ -210,6 +210,10 @@ def not_a_file(path: Path) -> str:
     return f"no such file: {path}"
 
 
+EXIT_GATE_FAILED = 3
+"""The exit status of a run that fails one of its suite's ``[gates]``."""
+
+
 def write_outputs(
     store_path: Path,
     run_id: str,
@@ -219,8 +223,10 @@ def write_outputs(
     html_out: Path | None,
     fail_under: float | None,
     extra: dict[str, object] | None = None,
+    gates: bool = True,
 ) -> None:
-    """Print the summary, write the requested files and apply ``--fail-under``.
+    """Print the summary, write the requested files, apply ``--fail-under`` and the suite's
+    gates.
 
     Args:
         store_path: the store holding the run.
@@ -230,6 +236,8 @@ def write_outputs(
         html_out: where to write the HTML report, if anywhere.
         fail_under: exit 1 when the mean composite is below this.
         extra: top-level keys a domain adds to the JSON document.
+        gates: exit :data:`EXIT_GATE_FAILED` when a gate of the suite fails (whatever
+            ``fail_under`` says); False for a command that shows a run already made.
     """
     from agentgauge.documents.summary import fail_under_check, judge_noise, run_aggregate
     from agentgauge.report.export import write_csv, write_result_json
@@ -252,10 +260,32 @@ def write_outputs(
         print_summary(store, run_id, console)
         for path in written:
             console.print(f"wrote {path}", markup=False, highlight=False)
+        below = False
         if fail_under is not None:
             mean = run_aggregate(store, run_id)["composite"].mean
             noise = judge_noise(store, run_id)
             failure = fail_under_check(mean, fail_under, noise.get("composite_se"))
             if failure is not None:
                 err_console.print(f"[red]{escape(failure)}[/]", highlight=False)
-                raise VerdictExit(1)
+                below = True
+    if gates:
+        exit_if_gates_failed(store_path, run_id)
+    if below:
+        raise VerdictExit(1)
+
+
+def exit_if_gates_failed(store_path: Path, run_id: str) -> None:
+    """Exit :data:`EXIT_GATE_FAILED` when the run fails a gate of its suite (the summary has
+    said which).
+
+    Args:
+        store_path: the store holding the run.
+        run_id: the run.
+    """
+    from agentgauge.documents.summary import gates_failed
+    from agentgauge.store import Store
+
+    with Store(store_path) as store:
+        failed = gates_failed(store, store.get_run(run_id))
+    if failed:
+        raise VerdictExit(EXIT_GATE_FAILED)

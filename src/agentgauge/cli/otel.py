@@ -179,7 +179,9 @@ def serve(
     run_id = live.stop()
     with Store(db) as store:
         label_run(store, run_id, name, tags)
-    write_outputs(db, run_id, json_out=None, csv_out=None, html_out=None, fail_under=None)
+    write_outputs(
+        db, run_id, json_out=None, csv_out=None, html_out=None, fail_under=None, gates=False
+    )
     counts = live.monitor.counts
     console.print(
         f"received {counts.received} traces: {counts.scored} scored, {counts.not_sampled} not "

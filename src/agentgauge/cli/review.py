@@ -23,6 +23,7 @@ from agentgauge.cli._common import (
     TagOption,
     console,
     err_console,
+    exit_if_gates_failed,
     label_run,
     refuse_clashes,
     usage_error,
@@ -111,9 +112,11 @@ def _score_and_report(
     html_out: Path | None,
     name: str | None,
     tags: list[str] | None,
+    *,
+    gates: bool,
 ) -> None:
     """Run ``score`` into the store (with its --name and --tag), then print and write the
-    run's report."""
+    run's report; exit as a failed gate requires when ``gates``."""
     from agentgauge.store import Store
     from agentgauge.workflows.review_report import review_report
 
@@ -129,6 +132,7 @@ def _score_and_report(
         html_out=html_out,
         fail_under=None,
         extra=report.document,
+        gates=False,  # after the tiers
     )
     for status in report.tiers.values():
         style = "green" if status["present"] else "yellow"
@@ -145,6 +149,8 @@ def _score_and_report(
         _print_human(run)
     if report.agreement:
         _print_agreement(report.agreement)
+    if gates:
+        exit_if_gates_failed(db, run.run_id)
 
 
 @review_app.command("evaluate")
@@ -213,7 +219,7 @@ def evaluate_reviews(
             thresholds=thresholds,
         )
 
-    _score_and_report(db, score, json_out, html_out, name, tags)
+    _score_and_report(db, score, json_out, html_out, name, tags, gates=True)
 
 
 @review_app.command("baseline")
@@ -267,4 +273,4 @@ def baseline(
         )
         return run
 
-    _score_and_report(db, score, json_out, html_out, name, tags)
+    _score_and_report(db, score, json_out, html_out, name, tags, gates=False)

@@ -84,7 +84,14 @@ def show(
         records = {name: store.records(rid, name) for name in streams}
     extra: dict[str, object] | None = {"records": records} if records else None
     write_outputs(
-        db, rid, json_out=json_out, csv_out=csv_out, html_out=html_out, fail_under=None, extra=extra
+        db,
+        rid,
+        json_out=json_out,
+        csv_out=csv_out,
+        html_out=html_out,
+        fail_under=None,
+        extra=extra,
+        gates=False,
     )
     if records:
         _print_records(streams, records)

@@ -8,6 +8,8 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
+
 from agentgauge.judges.cost import judge_spend
 from agentgauge.judges.noise import Aggregate, noise_summary
 from agentgauge.results import USAGE_FIELDS, RunStats, judge_totals, samples_of, summary_stats
@@ -19,6 +21,7 @@ __all__ = [
     "USAGE_FIELDS",
     "fail_under_check",
     "finite",
+    "gates_failed",
     "judge_noise",
     "run_aggregate",
     "run_usage",
@@ -204,6 +207,21 @@ def fail_under_check(
             f"--fail-under {level}"
         )
     return None
+
+
+def gates_failed(store: Store, run: RunInfo) -> dict[str, dict[str, float]]:
+    """The gates of the run's suite that its means fail, as :func:`run_verdict` finds them,
+    from the gated metrics alone.
+
+    Args:
+        store: the results store.
+        run: the run.
+    """
+    means: dict[str, float | None] = {}
+    for name in run.gates:
+        present = [v for v in store.metric_values(run.id, name) if v is not None]
+        means[name] = float(np.mean(present)) if present else None
+    return failed_gates(means, run.gates)
 
 
 def finite(value: Any) -> Any:

@@ -7,6 +7,7 @@ The JSON document is the contract other tools read::
                    "composite": {..., "mean_coverage", "recommendation", "band",
                                  "uncertain_samples", "judge_noise_se" (runs with repeated
                                  judgments: the judges' noise in the mean composite)}},
+     "gates_failed": {METRIC: {"value", "floor"}},
      "usage": {"agent": {FIELD: {"total", "mean", "ci_low", "ci_high", "n", "n_missing"}},
                "judge": {...totals} | null, "composite_per_usd", "composite_per_1k_tokens"},
      "judge_noise": {METRIC: {"samples", "answers", "aggregate", "mean_sd", "mean_sd_ci",
@@ -16,10 +17,11 @@ The JSON document is the contract other tools read::
                   "recommendation", "band", "error", "source", "line", "usage"}],
      "errors": [{"source", "line", "field", "message"}]}
 
-The usage ``FIELD``s are ``input_tokens``, ``output_tokens``, ``cache_read_tokens``,
-``total_tokens``, ``cost_usd`` and ``model_calls`` (the agent's, by the rule of
-:mod:`agentgauge.usage`); a sample's ``usage`` holds them with ``judge``, what the judges spent
-on it in this run. A sample's ``recommendation`` may be ``uncertain``: its judges' own noise
+``gates_failed`` holds the suite's ``[gates]`` that the run's means fail (empty when none
+does): the commands that make a run then exit with status 3. The usage ``FIELD``s are
+``input_tokens``, ``output_tokens``, ``cache_read_tokens``, ``total_tokens``, ``cost_usd`` and
+``model_calls`` (the agent's, by the rule of :mod:`agentgauge.usage`); a sample's ``usage``
+holds them with ``judge``, what the judges spent on it in this run. A sample's ``recommendation`` may be ``uncertain``: its judges' own noise
 could change its verdict (:mod:`agentgauge.scoring`); the run's too, when the judges' noise in
 the mean composite spans a threshold.
 """
@@ -103,6 +105,7 @@ def _head(store: Store, run: RunInfo) -> dict[str, Any]:
         "sources": run.sources,
         "config": run.config,
         "aggregate": {**{k: v.as_dict() for k, v in aggregate.items()}, "composite": composite},
+        "gates_failed": composite.get("gates_failed", {}),
         "usage": run_usage(store, run.id, stats),
         "judge_noise": noise.get("metrics", {}),
     }
