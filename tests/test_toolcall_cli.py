@@ -4,6 +4,8 @@ a scripted chat-completions server on 127.0.0.1, a real SQLite store."""
 from __future__ import annotations
 
 import json
+import socket
+import time
 from pathlib import Path
 from typing import Any
 
@@ -666,6 +668,36 @@ def test_run_bad_endpoint_exit_2(tmp_path: Path) -> None:
         "--format", "deepfabric", "--out", str(tmp_path / "p.jsonl"),
     )  # fmt: skip
     assert result.exit_code == 2 and "not an http(s) URL" in result.output
+
+
+def test_run_against_a_dead_endpoint_fails_in_one_line_within_seconds(
+    shared_data: Path, tmp_path: Path
+) -> None:
+    """40 samples of BFCL live_multiple against a port where nothing listens: one request, then
+    one line and exit 2 (each sample was retried 5 times: 33.5 s); the earlier --out stays."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    out = tmp_path / "p.jsonl"
+    out.write_text("earlier answers\n")
+    db = tmp_path / "ag.db"
+    started = time.perf_counter()
+    result = _invoke(
+        "run", "--endpoint", f"http://127.0.0.1:{port}/v1", "--model", "m",
+        "--dataset", str(shared_data / "bfcl" / "BFCL_v4_live_multiple.json"),
+        "--answers", str(shared_data / "bfcl" / "possible_answer" / "BFCL_v4_live_multiple.json"),
+        "--format", "bfcl", "--limit", "40", "--out", str(out), "--overwrite", "--db", str(db),
+        "--no-progress",
+    )  # fmt: skip
+    assert time.perf_counter() - started < 10
+    assert result.exit_code == 2, result.output
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert lines[-1].startswith(
+        f"error: the first request to http://127.0.0.1:{port}/v1/chat/completions failed: "
+        "ConnectError"
+    ), result.output
+    assert out.read_text() == "earlier answers\n"
+    assert not db.exists() or Store(db).list_runs() == []
 
 
 def test_failures_unknown_or_foreign_run_exit_2(tmp_path: Path) -> None:

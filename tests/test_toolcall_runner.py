@@ -6,17 +6,20 @@ import asyncio
 import json
 import random
 import socket
+import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from agentgauge.http import ResponseError, TransientError
+from agentgauge.http import ConnectFailed, ResponseError, TransientError
 from agentgauge.model import Task, ToolSpec
 from agentgauge.toolcall.runner import (
     CallableBackend,
     ChatRequest,
     EndpointConfig,
+    EndpointError,
     HttpChatBackend,
     Prediction,
     RunSettings,
@@ -266,27 +269,75 @@ def test_slow_response_times_out_per_sample(waits: list[float]) -> None:
     assert fast.error is None
 
 
-def test_connection_refused_is_retried_then_recorded(waits: list[float]) -> None:
+def test_a_dead_endpoint_stops_the_run_at_its_first_request(waits: list[float]) -> None:
+    """Nothing listens: the first request, sent alone and not retried, ends the run, instead of
+    every sample failing after its retries (minutes on a large dataset)."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    (prediction,) = _run(
-        f"http://127.0.0.1:{port}", [_request("c", "weather")], RunSettings(max_retries=2)
+    requests = [_request(f"c{i}", "weather") for i in range(40)]
+    started = time.perf_counter()
+    with pytest.raises(EndpointError) as caught:
+        _run(f"http://127.0.0.1:{port}", requests, RunSettings(max_retries=5))
+    assert time.perf_counter() - started < 5
+    assert waits == []  # not one retry
+    message = str(caught.value)
+    assert message.startswith(
+        f"the first request to http://127.0.0.1:{port}/v1/chat/completions failed: ConnectError"
     )
-    assert prediction.attempts == 3 and prediction.result is None
-    assert prediction.error is not None and prediction.error.startswith("ConnectError")
+    assert message.endswith(
+        ": start the server, or fix the endpoint URL, the model name or the API key"
+    )
+
+
+@pytest.mark.parametrize(("script", "status"), [("unknown_model", 404), ("unauthorized", 401)])
+def test_an_endpoint_that_rejects_the_first_request_stops_the_run(
+    api_key: str, waits: list[float], script: str, status: int
+) -> None:
+    with scripted_server() as (base, state):
+        requests = [_request("a", script), _request("b", "weather")]
+        with pytest.raises(EndpointError) as caught:
+            _run(base, requests, RunSettings(max_retries=3), key_env=api_key)
+    assert state.seen[script] == 1 and "weather" not in state.seen  # one request, nothing after
+    assert f"failed: HTTP {status}: " in str(caught.value)
+    assert SECRET not in str(caught.value)
+
+
+def test_a_connection_lost_during_the_run_is_retried_then_recorded(waits: list[float]) -> None:
+    """After a first answer, a refused connection is a failure of its own sample: retried,
+    then recorded, and the run goes on."""
+    calls: Counter[str] = Counter()
+
+    def model(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> dict[str, Any]:
+        query = messages[-1]["content"]
+        calls[query] += 1
+        if query.startswith("lost"):
+            raise ConnectFailed("ConnectError: [Errno 111] Connection refused")
+        return {"role": "assistant", "content": "ok"}
+
+    requests = [
+        ChatRequest(id=q, messages=[{"role": "user", "content": q}])
+        for q in ("first", "lost", "last")
+    ]
+    first, lost, last = asyncio.run(
+        run_chat(requests, CallableBackend(model), RunSettings(max_retries=2), progress=False)
+    )
+    assert first.error is None and last.error is None
+    assert calls["lost"] == 3 and lost.attempts == 3 and lost.result is None
+    assert lost.error == "ConnectError: [Errno 111] Connection refused (after 3 attempts)"
     assert len(waits) == 2
 
 
 def test_concurrency_limit_is_respected(waits: list[float]) -> None:
-    # the server answers a "paced" request only once two are in flight together
-    requests = [_request(f"p{i}", "paced") for i in range(8)]
+    # the server answers a "paced" request only once two are in flight together; the first
+    # request of a run is sent alone
+    requests = [_request("w", "weather"), *(_request(f"p{i}", "paced") for i in range(8))]
     with scripted_server() as (base, state):
         predictions = _run(base, requests, RunSettings(concurrency=2))
     assert state.seen["paced"] == 8
     assert all(p.error is None for p in predictions)
     assert state.max_in_flight == 2
-    assert [p.id for p in predictions] == [f"p{i}" for i in range(8)]  # request order kept
+    assert [p.id for p in predictions] == ["w", *(f"p{i}" for i in range(8))]  # order kept
 
 
 def test_api_key_never_leaves_the_header(
@@ -299,7 +350,7 @@ def test_api_key_never_leaves_the_header(
         assert backend.has_api_key
         assert SECRET not in repr(backend) and SECRET not in repr(backend.__dict__)
         predictions = run_to_jsonl(
-            [_request("u", "unauthorized"), _request("w", "weather"), _request("m", "malformed")],
+            [_request("w", "weather"), _request("u", "unauthorized"), _request("m", "malformed")],
             backend,
             out,
             RunSettings(),

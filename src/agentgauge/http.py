@@ -40,6 +40,8 @@ from agentgauge.model import Usage
 __all__ = [
     "MAX_RESPONSE_BYTES",
     "ChatEndpoint",
+    "ConnectFailed",
+    "EndpointRejected",
     "RequestFailed",
     "ResponseError",
     "Retried",
@@ -57,6 +59,8 @@ _T = TypeVar("_T")
 
 _VERSIONED_PATH = re.compile(r"/v\d+[a-z0-9]*$")
 _RETRYABLE_STATUS = frozenset({408, 409, 429})  # as the openai SDK retries
+# what a server answers to every request when its URL, the model or the key is wrong
+_ENDPOINT_REJECTS = frozenset({401, 403, 404, 405})
 _BODY_EXCERPT = 300
 MAX_RESPONSE_BYTES = 32 * 1024 * 1024
 """The largest response body read (``AGENTGAUGE_MAX_RESPONSE_BYTES`` sets another); a larger
@@ -83,6 +87,16 @@ class TransientError(AgentgaugeError):
 
 class ResponseError(AgentgaugeError):
     """A response that cannot be used and that retrying will not fix (4xx, malformed body)."""
+
+
+class ConnectFailed(TransientError):
+    """No connection to the server (refused, unknown host, no answer to connect): retried
+    during a run, while a run's first request takes it to mean a dead or mistyped endpoint."""
+
+
+class EndpointRejected(ResponseError):
+    """The server answered that it serves no such request: a wrong URL, model or key (HTTP
+    401, 403, 404, 405)."""
 
 
 class RequestFailed(AgentgaugeError):
@@ -249,7 +263,11 @@ def _backoff(policy: RetryPolicy, retry: int, rng: random.Random) -> float:
 
 
 async def with_retries(
-    attempt: Callable[[], Awaitable[_T]], policy: RetryPolicy, rng: random.Random
+    attempt: Callable[[], Awaitable[_T]],
+    policy: RetryPolicy,
+    rng: random.Random,
+    *,
+    fatal: tuple[type[Exception], ...] = (),
 ) -> Retried[_T]:
     """Await ``attempt()`` until it succeeds, retrying what is worth retrying.
 
@@ -262,6 +280,7 @@ async def with_retries(
         attempt: makes one attempt (a fresh awaitable each call).
         policy: deadline and retry policy.
         rng: the source of the backoff's jitter (seeded, for reproducible waits).
+        fatal: errors raised as they are, at once: not retried, not made a RequestFailed.
 
     Raises:
         RequestFailed: with the last attempt's reason, after the last attempt.
@@ -274,6 +293,8 @@ async def with_retries(
         try:
             async with asyncio.timeout(policy.timeout_s):
                 value = await attempt()
+        except fatal:
+            raise
         except TimeoutError:
             error = f"timeout: no complete response within {policy.timeout_s:g} s"
             retryable = True
@@ -366,11 +387,14 @@ class ChatEndpoint:
 
         Raises:
             TransientError: 408, 409, 429, 5xx (with the server's ``Retry-After``), a transport
-                failure.
-            ResponseError: any other error status.
+                failure (:class:`ConnectFailed` when no connection was made).
+            ResponseError: any other error status (:class:`EndpointRejected` for 401, 403,
+                404, 405).
         """
         try:
             response = await self._bounded_post(body)
+        except (httpx2.ConnectError, httpx2.ConnectTimeout) as exc:
+            raise ConnectFailed(self.redact(f"{type(exc).__name__}: {exc}")) from None
         except httpx2.TransportError as exc:
             raise TransientError(self.redact(f"{type(exc).__name__}: {exc}")) from None
         status = response.status_code
@@ -379,6 +403,8 @@ class ChatEndpoint:
                 f"HTTP {status}: {self.excerpt(response)}",
                 retry_after_s(response.headers.get("Retry-After")),
             )
+        if status in _ENDPOINT_REJECTS:
+            raise EndpointRejected(f"HTTP {status}: {self.excerpt(response)}")
         if status >= 400:
             raise ResponseError(f"HTTP {status}: {self.excerpt(response)}")
         return response

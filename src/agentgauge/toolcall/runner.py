@@ -40,8 +40,11 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from agentgauge._atomic import atomic_path
 from agentgauge._redact import might_hold_secret, redact_secrets
 from agentgauge._safe import DECODE_ERRORS, describe, storable_text
+from agentgauge.errors import AgentgaugeError
 from agentgauge.http import (
     ChatEndpoint,
+    ConnectFailed,
+    EndpointRejected,
     RequestFailed,
     ResponseError,
     RetryPolicy,
@@ -58,6 +61,7 @@ __all__ = [
     "ChatRequest",
     "Completion",
     "EndpointConfig",
+    "EndpointError",
     "HttpChatBackend",
     "Prediction",
     "RunSettings",
@@ -413,16 +417,25 @@ class CallableBackend:
         return completion_from_response(response)
 
 
+class EndpointError(AgentgaugeError):
+    """A model endpoint that cannot serve the run: its first request found nothing listening,
+    or an answer that the URL, the model or the key is wrong."""
+
+
+_DEAD_ENDPOINT = (ConnectFailed, EndpointRejected)
+
+
 async def _attempt_all(
     request: ChatRequest,
     backend: ChatBackend,
     settings: RunSettings,
     rng: random.Random,
     redact: Callable[[str], str],
+    fatal: tuple[type[Exception], ...] = (),
 ) -> Prediction:
     try:
         done = await with_retries(
-            lambda: backend.complete(request.messages, request.tools), settings, rng
+            lambda: backend.complete(request.messages, request.tools), settings, rng, fatal=fatal
         )
     except RequestFailed as exc:
         return Prediction(id=request.id, attempts=exc.attempts, error=redact(str(exc)))
@@ -452,7 +465,10 @@ async def run_chat(
     """Send every request through ``backend`` and collect one prediction per request.
 
     A request that still fails after its retries gives a prediction with ``error`` set; the
-    other requests go on.
+    other requests go on. The first request is sent alone: when nothing accepts its
+    connection, or the server answers that the URL, the model or the key is wrong (HTTP 401,
+    403, 404, 405), the run stops there with :class:`EndpointError`, instead of every sample
+    failing after its retries.
 
     Args:
         requests: the samples to send.
@@ -464,6 +480,9 @@ async def run_chat(
 
     Returns:
         The predictions in the order of ``requests``.
+
+    Raises:
+        EndpointError: the first request found the endpoint dead or wrong.
     """
     settings = settings or RunSettings()
     gate = asyncio.Semaphore(settings.concurrency)
@@ -482,10 +501,10 @@ async def run_chat(
     task_id = bar.add_task("run", total=len(requests), errors=0)
     errors = 0
 
-    async def one(request: ChatRequest) -> Prediction:
+    async def one(request: ChatRequest, fatal: tuple[type[Exception], ...] = ()) -> Prediction:
         nonlocal errors
         async with gate:
-            prediction = await _attempt_all(request, backend, settings, rng, redact)
+            prediction = await _attempt_all(request, backend, settings, rng, redact, fatal)
         if prediction.error is not None:
             errors += 1
         if on_prediction is not None:
@@ -494,7 +513,18 @@ async def run_chat(
         return prediction
 
     with bar:
-        return list(await asyncio.gather(*(one(r) for r in requests)))
+        if not requests:
+            return []
+        try:
+            first = await one(requests[0], _DEAD_ENDPOINT)
+        except _DEAD_ENDPOINT as exc:
+            url = getattr(backend, "url", None)
+            where = f" to {redact(url)}" if isinstance(url, str) else ""
+            raise EndpointError(
+                f"the first request{where} failed: {redact(str(exc))}: start the server, or fix "
+                "the endpoint URL, the model name or the API key"
+            ) from None
+        return [first, *await asyncio.gather(*(one(r) for r in requests[1:]))]
 
 
 def run_to_jsonl(
