@@ -157,3 +157,78 @@ def test_compare_refuses_runs_with_nothing_in_common_and_warns_on_other_suites(
     disjoint = CliRunner().invoke(app, ["compare", a, b, "--db", str(db), "--fail-if-worse"])
     assert disjoint.exit_code == 2 and "nothing to compare" in disjoint.output
     assert len(warnings) == 1 and "different suites or options (cmp and cmp-other)" in warnings[0]
+
+
+def test_compare_markdown_is_a_pull_request_comment(tmp_path: Path) -> None:
+    """Run A scores 0.6 + i/100 on tasks t0..t11, run B 0.2 + i/100: B − A = −0.4 on every
+    pair (CI [−0.4, −0.4]; all 12 signs negative: exact p = 2/2^12, reported after the
+    permutation test's resolution), B fails its gate, costs 0.002 vs 0.001 per sample."""
+    from agentgauge.documents.compare import compare_runs
+    from agentgauge.report.markdown import MARKER
+    from agentgauge.store import Store
+
+    suite = Suite(
+        name="cmp-gated",
+        metrics=["cmp_quality", "cmp_overhead"],
+        weights={"cmp_quality": 1.0, "cmp_overhead": 0.0},
+        gates={"cmp_quality": 0.5},
+    )
+
+    def traces(value: float, cost: float) -> list[Trace]:
+        return [
+            Trace(
+                id=f"t{i}",
+                task=Task(id=f"t{i}"),
+                output=value + i / 100,
+                usage={"input_tokens": 100, "output_tokens": 10, "cost_usd": cost},
+            )
+            for i in range(12)
+        ]
+
+    db = tmp_path / "md.db"
+    with Store(db) as store:
+        a = evaluate(traces(0.6, 0.001), suite, store=store, options=QUIET)
+        b = evaluate(traces(0.2, 0.002), suite, store=store, options=QUIET)
+        store.label_run(a, name="main | <b>base</b>")
+        result = compare_runs(store, a, b)
+    out = tmp_path / "comment.md"
+    args = ["compare", a, b, "--db", str(db), "--markdown", str(out)]
+    done = CliRunner().invoke(app, [*args, "--report-url", "https://ci.example/run/7"])
+    assert done.exit_code == 0, done.output
+    text = out.read_text(encoding="utf-8")
+    comp, quality = result["metrics"]["composite"], result["metrics"]["cmp_quality"]
+    cost = result["usage"]["cost_usd"]
+    # means of 0.6 + i/100 and 0.2 + i/100 over i = 0..11
+    assert (comp["mean_a"], comp["mean_b"]) == (pytest.approx(0.655), pytest.approx(0.255))
+    assert comp["verdict"] == "B worse" and cost["verdict"] == "B dearer"
+    p = f"{comp['p_value']:.3f}"
+    assert text.splitlines()[:3] == [
+        MARKER,
+        rf"### agentgauge: `{b}` against main \| \<b\>base\</b\> (`{a}`)",
+        "",
+    ]
+    assert (
+        f"Composite 0.655 → 0.255 (B − A -0.400, 95% CI [-0.400, -0.400], p {p}): **B worse**."
+        in text
+    )
+    table = [line for line in text.splitlines() if line.startswith("| ")]
+    assert table[:4] == [
+        "| metric | A | B | B − A | 95% CI | p / q | verdict |",
+        f"| **composite** | 0.655 | 0.255 | -0.400 | [-0.400, -0.400] | {p} | **B worse** |",
+        f"| cmp\\_quality | 0.655 | 0.255 | -0.400 | [-0.400, -0.400] | "
+        f"{quality['q_value']:.3f} | **B worse** |",
+        # lower is better: 0.4 lower is "B better"
+        f"| cmp\\_overhead | 0.655 | 0.255 | -0.400 | [-0.400, -0.400] | "
+        f"{result['metrics']['cmp_overhead']['q_value']:.3f} | **B better** |",
+    ]
+    assert "- cmp\\_quality: 0.655 → 0.255 (-0.400, 95% CI [-0.400, -0.400])" in text
+    assert (
+        "**Gates** of run B: **failed**: cmp\\_quality 0.255 \\< 0.5: run B is a reject "
+        "whatever its composite (gates: cmp\\_quality ≥ 0.5)." in text
+    )
+    assert (
+        f"| cost (USD) per sample | 0.001 | 0.002 | +0.001 | [+0.001, +0.001] | "
+        f"{cost['p_value']:.3f} | B dearer |" in table
+    )
+    assert "Paired by task: 12 pairs." in text
+    assert text.rstrip().endswith("[HTML report of run B](https://ci.example/run/7)")

@@ -32,6 +32,12 @@ if TYPE_CHECKING:
 def runs(
     db: DbOption = Path("agentgauge.db"),
     limit: Annotated[int, typer.Option(help="At most this many runs.")] = 50,
+    tag: Annotated[
+        str | None, typer.Option(help="Only the runs with this tag (--tag of the run).")
+    ] = None,
+    ids: Annotated[
+        bool, typer.Option("--ids", help="Print only the run ids, one a line (for scripts).")
+    ] = False,
 ) -> None:
     """List the runs in the store, newest first."""
     from agentgauge.report.terminal import print_runs
@@ -39,7 +45,12 @@ def runs(
 
     require_store(db)
     with Store(db) as store:
-        print_runs(store, console, limit)
+        if ids:
+            chosen = [r for r in store.list_runs() if tag is None or tag in r.tags][:limit]
+            for run in chosen:
+                typer.echo(run.id)
+            return
+        print_runs(store, console, limit, tag=tag)
 
 
 def _print_records(streams: dict[str, int], records: dict[str, list[dict[str, Any]]]) -> None:
@@ -151,6 +162,17 @@ def compare(
     fail_if_worse: Annotated[
         bool, typer.Option(help="Exit 1 if B's composite is significantly worse.")
     ] = False,
+    markdown_out: Annotated[
+        Path | None,
+        typer.Option(
+            "--markdown",
+            callback=output_file,
+            help="Write the comparison as Markdown (a pull request's comment).",
+        ),
+    ] = None,
+    report_url: Annotated[
+        str | None, typer.Option(help="Link to run B's HTML report in the Markdown.")
+    ] = None,
     overwrite: OverwriteOption = False,
 ) -> None:
     """Compare two runs: is run B really better than run A?
@@ -159,16 +181,19 @@ def compare(
     per-metric verdicts use Benjamini–Hochberg adjusted p-values (q), so that comparing many
     metrics does not manufacture differences.
     """
+    from agentgauge._atomic import atomic_path
     from agentgauge.documents.compare import compare_runs
     from agentgauge.report.export import write_json
+    from agentgauge.report.markdown import comparison_markdown
     from agentgauge.store import Store
 
     if by not in ("task", "id"):
         raise usage_error(f"--by must be 'task' or 'id', not {by!r}")
     require_store(db)
-    refuse_clashes({"--json": json_out}, store=db, overwrite=overwrite)
+    refuse_clashes({"--json": json_out, "--markdown": markdown_out}, store=db, overwrite=overwrite)
     with Store(db) as store:
         result = compare_runs(store, run_a, run_b, by="task" if by == "task" else "id", alpha=alpha)
+        markdown = comparison_markdown(store, result, report_url=report_url)
     if not result["metrics"]:
         raise usage_error(
             f"no sample of run {result['run_a']} pairs with one of run {result['run_b']} "
@@ -188,6 +213,9 @@ def compare(
         err_console.print(f"[yellow]warning:[/] {escape(warning)}")
     if json_out:
         write_json(result, json_out)
+    if markdown_out:
+        with atomic_path(markdown_out) as temporary:
+            temporary.write_text(markdown, encoding="utf-8")
     if fail_if_worse and result["metrics"].get("composite", {}).get("verdict") == "B worse":
         raise VerdictExit(1)
 

@@ -265,7 +265,9 @@ def print_usage(usage: dict[str, Any], console: Console) -> None:
         )
 
 
-def print_runs(store: Store, console: Console | None = None, limit: int = 50) -> None:
+def print_runs(
+    store: Store, console: Console | None = None, limit: int = 50, *, tag: str | None = None
+) -> None:
     """Print the runs in the store, newest first: each with its name, tags, kind, suite,
     source, model and mode (as the run has them), wrapped at the terminal's width, never cut.
 
@@ -273,6 +275,7 @@ def print_runs(store: Store, console: Console | None = None, limit: int = 50) ->
         store: the results store.
         console: where to print.
         limit: at most this many runs.
+        tag: only the runs with this tag.
     """
     console = console or Console()
     table = compact_table(
@@ -284,7 +287,8 @@ def print_runs(store: Store, console: Console | None = None, limit: int = 50) ->
     table.add_column("status", overflow="fold")
     for col in ("n", "bad", "created (UTC)", "mean"):
         table.add_column(col, justify="right", no_wrap=True)
-    for run in store.list_runs(limit):
+    chosen = store.list_runs(limit) if tag is None else store.list_runs()
+    for run in [r for r in chosen if tag is None or tag in r.tags][:limit]:
         mean = summary_stats(store, run.id).composite.mean
         tags = " ".join(f"#{t}" for t in run.tags)
         what = " · ".join(x for x in (run.kind, run.suite, run.source, run.model, run.mode) if x)
