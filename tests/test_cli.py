@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 from agentgauge.cli import app
 from agentgauge.metrics.base import MetricResult, metric
 from agentgauge.model import Trace
+from agentgauge.store import Store
 from report_data import embedded
 
 runner = CliRunner()
@@ -525,3 +526,105 @@ def test_help_at_80_columns_keeps_option_names_whole(command: list[str]) -> None
     assert not [line for line in shown.splitlines() if line.rstrip().endswith("…")]
     if command == ["tune"]:
         assert "--tasks-per-episode N " in shown
+
+
+def test_help_names_the_arguments() -> None:
+    """compare [OPTIONS] RUN_A RUN_B, not {TEXT} {TEXT}; no type tag beside an argument."""
+    for command, usage, first in (
+        (["compare"], "compare [OPTIONS] RUN_A RUN_B", "RUN_A  Baseline run id.  [required]"),
+        (["evaluate"], "evaluate [OPTIONS] [PATHS]...", "[PATHS]...  JSONL trace files"),
+        (["import"], "import [OPTIONS] PATHS...", "PATHS...  Files to import."),
+        (["toolcall", "failures"], "failures [OPTIONS] RUN_ID", "RUN_ID  Run id"),
+        (["judge", "preview"], "preview [OPTIONS] TRACES", "TRACES  Native JSONL trace file."),
+        (["metrics"], "metrics [OPTIONS] [NAME]", "[NAME]  One metric"),
+    ):
+        shown = runner.invoke(app, [*command, "--help"]).output
+        lines = [line.strip() for line in shown.splitlines()]
+        assert lines[0].endswith(usage), lines[0]
+        arguments = lines[lines.index("Arguments:") + 1]
+        assert arguments.startswith(first), arguments
+        assert "<" not in shown.split("Options:")[0] and "{" not in lines[0]
+
+
+def test_metrics_are_listed_whole_in_a_pipe_and_one_by_one() -> None:
+    from agentgauge.metrics.base import get_metric_info, list_metrics
+
+    listed = runner.invoke(app, ["metrics", "--json"])
+    assert listed.exit_code == 0
+    documents = json.loads(listed.output)
+    assert [d["name"] for d in documents] == [m.name for m in list_metrics()]
+    adaptability = next(d for d in documents if d["name"] == "adaptability")
+    options = get_metric_info("adaptability").options
+    assert adaptability["options"] == json.loads(json.dumps(options))  # tuples as lists
+    # piped (CliRunner is not a terminal) the table folds its cells: no option is cut
+    table = runner.invoke(app, ["metrics"]).output
+    assert "…" not in table
+    one = runner.invoke(app, ["metrics", "adaptability"])
+    assert one.exit_code == 0
+    lines = one.output.splitlines()
+    assert lines[0].startswith("adaptability: ") and lines[0].endswith("(higher is better)")
+    assert lines[1:] == [f"  {k} = {v!r}" for k, v in options.items()]
+    assert json.loads(runner.invoke(app, ["metrics", "safety", "--json"]).output)["name"] == (
+        "safety"
+    )
+    typo = runner.invoke(app, ["metrics", "acuracy"])
+    assert typo.exit_code == 2
+    assert "unknown metric 'acuracy' (did you mean 'accuracy'?)" in typo.output
+
+
+@pytest.mark.parametrize(
+    ("suite", "said"),
+    [
+        ("behaviour", "unknown suite 'behaviour' (did you mean 'behavior'?)"),
+        ('metrics = ["acuracy"]', "unknown metric 'acuracy' (did you mean 'accuracy'?)"),
+        (
+            'extends = "behavior"\n[weights]\nacuracy = 1',
+            "unknown weight key 'acuracy' (did you mean 'accuracy'?)",
+        ),
+        (
+            'extends = "behavior"\n[wieghts]\naccuracy = 1',
+            "unknown key 'wieghts' (did you mean 'weights'?)",
+        ),
+        (
+            'extends = "behavior"\n[thresholds]\nacept = 0.9',
+            "unknown key 'thresholds.acept' (did you mean 'accept'?)",
+        ),
+        (
+            'extends = "behavior"\n[options.accuracy]\nnormalize_string = true',
+            "unknown option 'normalize_string' (did you mean 'normalize_strings'?)",
+        ),
+        ('extends = "behavour"', "extends: unknown suite 'behavour' (did you mean 'behavior'?)"),
+        (
+            'extends = "behavior"\n[gates]\nsafty = 0.9',
+            "unknown metric 'safty' (did you mean 'safety'?)",
+        ),
+    ],
+)
+def test_a_misspelt_name_gets_a_did_you_mean(tmp_path: Path, suite: str, said: str) -> None:
+    if "\n" in suite or "=" in suite:
+        path = tmp_path / "s.toml"
+        path.write_text(f'name = "s"\n{suite}\n', encoding="utf-8")
+        suite = str(path)
+    data = tmp_path / "t.jsonl"
+    data.write_text(json.dumps({"id": "a", "task": {"id": "t"}}) + "\n")
+    done = runner.invoke(
+        app, ["evaluate", str(data), "--suite", suite, "--db", str(tmp_path / "d.db")]
+    )
+    assert done.exit_code == 2 and said in " ".join(done.output.split())
+    wrong_format = runner.invoke(app, ["evaluate", str(data), "--format", "otl"])
+    assert "not 'otl' (did you mean 'otel'?)" in " ".join(wrong_format.output.split())
+
+
+@pytest.mark.parametrize("content", ["", "garbage\nmore garbage\n"])
+def test_an_input_with_no_trace_is_a_failed_run(tmp_path: Path, content: str) -> None:
+    """An empty or garbage input scores nothing: the run is failed, not a completed run of 0
+    samples, and the command exits 1 saying why."""
+    data = tmp_path / "t.jsonl"
+    data.write_text(content)
+    db = tmp_path / "d.db"
+    done = runner.invoke(app, ["evaluate", str(data), "--db", str(db), "--no-progress"])
+    assert done.exit_code == 1
+    with Store(db) as store:
+        (run,) = store.list_runs()
+    assert (run.status, run.n_samples, run.n_errors) == ("failed", 0, content.count("\n"))
+    assert "hint:" in done.output

@@ -232,3 +232,38 @@ def test_compare_markdown_is_a_pull_request_comment(tmp_path: Path) -> None:
     )
     assert "Paired by task: 12 pairs." in text
     assert text.rstrip().endswith("[HTML report of run B](https://ci.example/run/7)")
+
+
+def test_the_sign_flip_test_is_scipys_permutation_test() -> None:
+    """Exact (every sign pattern) where scipy is exact, within Monte Carlo error elsewhere, ties
+    (0/1 metrics) included."""
+    from scipy.stats import permutation_test
+
+    from agentgauge.stats import sign_flip_p_value
+
+    def reference(a: np.ndarray, b: np.ndarray, seed: int) -> float:
+        return float(
+            permutation_test(
+                (a, b),
+                lambda u, v, axis: np.mean(v - u, axis=axis),
+                permutation_type="samples",
+                n_resamples=5000,
+                vectorized=True,
+                random_state=np.random.default_rng(seed),
+            ).pvalue
+        )
+
+    rng = np.random.default_rng(5)
+    for n in (3, 7, 12):  # 2^12 = 4096 patterns <= 5000: exact
+        a, b = rng.uniform(size=n), rng.uniform(size=n)
+        assert sign_flip_p_value(b - a, n_resamples=5000, seed=0) == reference(a, b, 0)
+        a, b = rng.integers(0, 2, size=n).astype(float), rng.integers(0, 2, size=n).astype(float)
+        if np.any(a != b):
+            assert sign_flip_p_value(b - a, n_resamples=5000, seed=0) == reference(a, b, 0)
+    for n, shift in ((200, 0.0), (200, 0.03), (3000, 0.005)):
+        a = rng.uniform(size=n)
+        b = np.clip(a + shift + rng.normal(0, 0.2, size=n), 0, 1)
+        ours = sign_flip_p_value(b - a, n_resamples=5000, seed=0)
+        # both are estimates from 5,000 random patterns: sd <= 0.5/sqrt(5000) = 0.007 each
+        assert abs(ours - reference(a, b, 1)) < 0.04
+

@@ -1,6 +1,9 @@
 import gzip
 import json
+import re
 from pathlib import Path
+
+from pydantic import TypeAdapter, ValidationError
 
 from agentgauge.io.jsonl import ReadError, count_lines, read_traces, write_traces
 from agentgauge.model import Task, Trace
@@ -79,3 +82,22 @@ def test_undecodable_lines_bom_and_broken_gzip_are_read_errors(tmp_path: Path) -
 def test_control_characters_from_the_input_never_reach_the_terminal() -> None:
     error = ReadError("t.jsonl", 3, "\x1b[2Jkey", "Extra inputs are not permitted")
     assert str(error) == "t.jsonl:3: \\x1b[2Jkey: Extra inputs are not permitted"
+
+
+def test_a_bad_line_reports_the_column_an_editor_shows(tmp_path: Path) -> None:
+    """Nesting too deep for pydantic's parser (the stdlib reads it) after non-ASCII text: the
+    column is counted in characters, as the stdlib's errors and an editor count it, not in
+    the parser's bytes of UTF-8 (7 CJK characters are 21 bytes: 14 columns too far)."""
+    deep = '{"id": "日本語テキスト", "task": {"id": "t"}, "output": ' + "[" * 300 + "]" * 300 + "}"
+    ascii_line = deep.replace("日本語テキスト", "abcdefg")  # as many characters, one byte each
+    try:
+        TypeAdapter(dict).validate_json(ascii_line)
+    except ValidationError as exc:
+        where = re.search(r"at line 1 column (\d+)$", exc.errors()[0]["msg"])
+    assert where is not None
+    path = tmp_path / "t.jsonl"
+    path.write_text(deep + "\n" + ascii_line + "\n", encoding="utf-8")
+    errors = list(read_traces(path))
+    assert [e.message for e in errors] == [  # type: ignore[union-attr]
+        f"invalid JSON: recursion limit exceeded at column {where[1]}"
+    ] * 2

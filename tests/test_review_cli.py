@@ -113,6 +113,15 @@ def test_baseline_on_real_peerread(shared_data: Path, tmp_path: Path) -> None:
     assert doc["tiers"]["tier3"]["present"] is False
     assert doc["baseline"]["samples"] == 4
     assert "Tier 2 (LLM judges) ABSENT" in " ".join(result.output.split())
+    # the verdicts say what they are: the suite's thresholds on how alike people's reviews are
+    mean = sum(s["composite"] for s in doc["samples"]) / len(doc["samples"])
+    said = " ".join(result.output.split())
+    assert (
+        "what the verdicts mean: the suite's thresholds (accept >= 0.8, weak_accept >= 0.6, "
+        "weak_reject >= 0.4; bands excellent >= 0.9, good >= 0.75, fair >= 0.5)" in said
+    )
+    assert f"Their mean composite {mean:.3f} reads as " in said
+    assert "review evaluate --thresholds human" in said
     assert "no judge configured" in " ".join(result.output.split())
     # Both reviewers of 173 and of 352 gave RECOMMENDATION 4: MAE 0 on both columns.
     rec = next(r for r in doc["aspect_agreement"] if r["aspect"] == "RECOMMENDATION")

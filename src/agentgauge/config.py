@@ -51,7 +51,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agentgauge._safe import READ_ERRORS, describe
-from agentgauge.errors import AgentgaugeError
+from agentgauge.errors import AgentgaugeError, did_you_mean
 from agentgauge.io.jsonl import error_message
 from agentgauge.judges.settings import JudgeSettings
 from agentgauge.metrics._catalog import JUDGE_METRICS, TEXT_METRICS
@@ -144,8 +144,9 @@ class Suite(BaseModel):
         for key, w in self.weights.items():
             if key not in listed:
                 raise SuiteError(
-                    f"{origin}: weights: unknown weight key {key!r} (not a metric of this "
-                    f"suite: {', '.join(self.metrics)})"
+                    f"{origin}: weights: unknown weight key {key!r}"
+                    f"{did_you_mean(key, self.metrics)} (not a metric of this suite: "
+                    f"{', '.join(self.metrics)})"
                 )
             if not math.isfinite(w) or w < 0:
                 raise SuiteError(f"{origin}: weights: {key!r} must be a finite number >= 0 ({w})")
@@ -166,24 +167,31 @@ class Suite(BaseModel):
             unknown_text = sorted(set(self.text) - set(shared))
             if unknown_text:
                 raise SuiteError(
-                    f"{origin}: text: unknown option {unknown_text[0]!r}; "
+                    f"{origin}: text: unknown option {unknown_text[0]!r}"
+                    f"{did_you_mean(unknown_text[0], shared)}; "
                     f"its options: {', '.join(sorted(shared))}"
                 )
         for key, opts in self.options.items():
             if key not in listed:
-                raise SuiteError(f"{origin}: options: unknown metric {key!r}")
+                raise SuiteError(
+                    f"{origin}: options: unknown metric {key!r}{did_you_mean(key, self.metrics)}"
+                )
             info = get_metric_info(self.kind(key))
             unknown = sorted(set(opts) - set(info.options))
             if unknown:
                 raise SuiteError(
-                    f"{origin}: options.{key}: unknown option {unknown[0]!r}; "
+                    f"{origin}: options.{key}: unknown option {unknown[0]!r}"
+                    f"{did_you_mean(unknown[0], info.options)}; "
                     f"its options: {', '.join(sorted(info.options)) or 'none'}"
                 )
 
     def _validate_gates(self, origin: str) -> None:
         for key, floor in self.gates.items():
             if key not in self.metrics:
-                raise SuiteError(f"{origin}: gates: unknown metric {key!r} (not in the suite)")
+                raise SuiteError(
+                    f"{origin}: gates: unknown metric {key!r}{did_you_mean(key, self.metrics)} "
+                    "(not in the suite)"
+                )
             if key in self.lower_is_better:
                 raise SuiteError(
                     f"{origin}: gates: {key!r} is lower-is-better: a floor does not apply"
@@ -408,6 +416,29 @@ def _current_names(data: dict[str, Any]) -> None:
         }
 
 
+def _key_hint(loc: tuple[int | str, ...]) -> str:
+    """The "did you mean" of an unknown key at ``loc`` of a suite file: among the keys of the
+    table it is in."""
+    model: type[BaseModel] = Suite
+    known: list[str] = [*Suite.model_fields, "extends"]
+    for part in loc[:-1]:
+        annotation = (
+            model.model_fields[str(part)].annotation if part in model.model_fields else None
+        )
+        nested = next(
+            (
+                a
+                for a in (annotation, *getattr(annotation, "__args__", ()))
+                if isinstance(a, type) and issubclass(a, BaseModel)
+            ),
+            None,
+        )
+        if nested is None:
+            return ""
+        model, known = nested, list(nested.model_fields)
+    return did_you_mean(str(loc[-1]), known)
+
+
 def load_suite(ref: str | Path) -> Suite:
     """Load a built-in suite by name or a suite TOML file by path.
 
@@ -426,8 +457,8 @@ def load_suite(ref: str | Path) -> Suite:
     path = Path(text_ref)
     if not path.exists():
         raise SuiteError(
-            f"unknown suite {text_ref!r}: not a built-in suite "
-            f"({', '.join(BUILTIN_SUITES)}) and no such file"
+            f"unknown suite {text_ref!r}{did_you_mean(text_ref, BUILTIN_SUITES)}: not a "
+            f"built-in suite ({', '.join(BUILTIN_SUITES)}) and no such file"
         )
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
@@ -442,7 +473,8 @@ def load_suite(ref: str | Path) -> Suite:
     base_name = data.pop("extends", None)
     if base_name is not None:
         if not isinstance(base_name, str) or base_name not in BUILTIN_SUITES:
-            raise SuiteError(f"{path}: extends: unknown suite {base_name!r}")
+            hint = did_you_mean(base_name, BUILTIN_SUITES) if isinstance(base_name, str) else ""
+            raise SuiteError(f"{path}: extends: unknown suite {base_name!r}{hint}")
         base = _builtin(base_name).model_dump()
     else:
         base = {"metrics": [], "weights": {}}
@@ -461,6 +493,8 @@ def load_suite(ref: str | Path) -> Suite:
     except ValidationError as exc:
         err = exc.errors()[0]
         loc = ".".join(str(p) for p in err["loc"])
+        if err["type"] == "extra_forbidden":
+            raise SuiteError(f"{path}: unknown key {loc!r}{_key_hint(err['loc'])}") from None
         raise SuiteError(f"{path}: {loc}: {error_message(err)}") from None
     if not suite.metrics:
         raise SuiteError(f"{path}: metrics: the suite names no metric")

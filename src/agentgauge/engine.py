@@ -709,7 +709,9 @@ def evaluate(
             _mark_failed(store, run_id)
         raise
     runner.close()
-    store.finish_run(run_id)
+    # a run that scored nothing (an empty input, no line a trace) is no result: failed, with
+    # its read errors, never a completed run of 0 samples
+    store.finish_run(run_id, "completed" if store.get_run(run_id).n_samples else "failed")
     return run_id
 
 

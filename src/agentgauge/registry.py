@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any, Generic, TypeVar, cast
 
-from agentgauge.errors import AgentgaugeError
+from agentgauge.errors import AgentgaugeError, did_you_mean
 
 __all__ = [
     "BUILTIN",
@@ -61,7 +61,10 @@ class UnknownNameError(AgentgaugeError, ValueError):
         self.kind = kind
         self.name = name
         self.known = tuple(sorted(known))
-        super().__init__(f"unknown {kind} {name!r}; known {kind}s: {', '.join(self.known)}")
+        super().__init__(
+            f"unknown {kind} {name!r}{did_you_mean(name, self.known)}; known {kind}s: "
+            f"{', '.join(self.known)}"
+        )
 
     def __str__(self) -> str:
         # a subclass that is also a KeyError would otherwise print the message quoted

@@ -44,6 +44,7 @@ __all__ = [
     "pass_hat_k",
     "pass_k_over_counts",
     "pass_k_over_tasks",
+    "sign_flip_p_value",
     "summarize",
     "summarize_stream",
     "summary_of",
@@ -486,9 +487,10 @@ def paired_comparison(
 ) -> PairedComparison:
     """Compare paired observations: mean difference, its bootstrap CI and a permutation p-value.
 
-    The interval is scipy's percentile bootstrap of the mean of ``b − a``; the p-value is
-    ``scipy.stats.permutation_test`` with ``permutation_type="samples"`` (each pair's sign
-    flipped at random), exact when there are few pairs.
+    The interval is scipy's percentile bootstrap of the mean of ``b − a``; the p-value is the
+    two-sided sign-flip permutation test of that mean (:func:`sign_flip_p_value`, the test of
+    ``scipy.stats.permutation_test`` with ``permutation_type="samples"``), exact when there
+    are few pairs.
 
     Args:
         a: the baseline's values.
@@ -507,18 +509,7 @@ def paired_comparison(
     ci = mean_ci(d, confidence=confidence, n_resamples=n_resamples, seed=seed)
     p: float | None = None
     if x.size >= 2:
-        if np.all(d == 0):
-            p = 1.0
-        else:
-            res = _scipy_stats().permutation_test(
-                (x, y),
-                lambda u, v, axis: np.mean(v - u, axis=axis),
-                permutation_type="samples",
-                n_resamples=n_resamples,
-                vectorized=True,
-                random_state=np.random.default_rng(seed),
-            )
-            p = float(res.pvalue)
+        p = 1.0 if np.all(d == 0) else sign_flip_p_value(d, n_resamples=n_resamples, seed=seed)
     return PairedComparison(
         n=int(x.size),
         mean_a=float(x.mean()),
@@ -528,6 +519,51 @@ def paired_comparison(
         ci_high=ci[1] if ci else None,
         p_value=p,
     )
+
+
+_SIGN_BATCH_CELLS = 4_000_000  # random signs drawn at once (4 MB of bits, 32 MB as floats)
+
+
+def sign_flip_p_value(d: Sequence[float] | np.ndarray, *, n_resamples: int, seed: int) -> float:
+    """Two-sided p-value of the mean of paired differences ``d`` under random sign flips
+    (the pair's two values swapped): the null distribution and the p-value of
+    ``scipy.stats.permutation_test((a, b), mean of b − a, permutation_type="samples")``,
+    computed as one product of a sign matrix with ``d`` per batch, so that 12,000 pairs take a
+    fraction of a second instead of scipy's minutes.
+
+    With ``2**n <= n_resamples`` every sign pattern is enumerated and the p-value is exact;
+    otherwise ``n_resamples`` random patterns (seeded) and the ``+1`` correction of a random
+    test. Values of the null distribution within ``100·eps·|observed|`` of the observed mean
+    count as equal to it, as in scipy; the p-value is ``min(1, 2·min(P(≤), P(≥)))``.
+
+    Args:
+        d: the differences ``b − a``.
+        n_resamples: random sign patterns when the test is not exact.
+        seed: seed of the patterns.
+    """
+    diffs = np.asarray(d, dtype=float)
+    n = diffs.size
+    observed = float(diffs.mean())
+    if n < 63 and 2**n <= n_resamples:
+        patterns = (np.arange(2**n)[:, None] >> np.arange(n)) & 1
+        null = ((1 - 2 * patterns) @ diffs) / n
+        total, adjustment = 2**n, 0
+    else:
+        # a flipped pair's sign is a random bit b: sum(s·d) = sum(d) − 2·sum(b·d), eight bits
+        # to a random byte
+        rng = np.random.default_rng(seed)
+        null = np.empty(n_resamples)
+        batch, width, whole = max(1, _SIGN_BATCH_CELLS // n), (n + 7) // 8, diffs.sum()
+        for start in range(0, n_resamples, batch):
+            size = min(batch, n_resamples - start)
+            drawn = np.frombuffer(rng.bytes(size * width), dtype=np.uint8).reshape(size, width)
+            flipped = np.unpackbits(drawn, axis=1, count=n)
+            null[start : start + size] = (whole - 2.0 * (flipped @ diffs)) / n
+        total, adjustment = n_resamples, 1
+    gamma = abs(np.finfo(float).eps * 100 * observed)
+    less = (np.count_nonzero(null <= observed + gamma) + adjustment) / (total + adjustment)
+    greater = (np.count_nonzero(null >= observed - gamma) + adjustment) / (total + adjustment)
+    return float(min(1.0, 2 * min(less, greater)))
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:

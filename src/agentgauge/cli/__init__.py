@@ -22,7 +22,7 @@ from typer.core import TyperArgument, TyperGroup
 from agentgauge._atomic import kept_until_success
 from agentgauge._version import __version__
 from agentgauge.cli import catalog, evaluate, imports, otel, run, runs, simulate, tuning, view
-from agentgauge.cli._common import VerdictExit, err_console, usage_error
+from agentgauge.cli._common import Command, VerdictExit, err_console, usage_error
 from agentgauge.cli.judge import judge_app
 from agentgauge.cli.review import review_app
 from agentgauge.cli.toolcall import toolcall_app
@@ -147,22 +147,22 @@ def _root(
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 
-app.command("run")(run.run_command)
-app.command("simulate")(simulate.simulate)
-app.command("tune")(tuning.tune_command)
-app.command("impact")(tuning.impact_command)
-app.command("evaluate")(evaluate.evaluate)
-app.command("import")(imports.import_traces)
-app.command("serve")(otel.serve)
-app.command("export-otel")(otel.export_otel)
-app.command("runs")(runs.runs)
-app.command("show")(runs.show)
-app.command("compare")(runs.compare)
-app.command("passk")(runs.passk)
-app.command("view")(view.view)
-app.command("metrics")(catalog.metrics)
-app.command("plugins")(catalog.plugins)
-app.command("schema")(catalog.schema)
+app.command("run", cls=Command)(run.run_command)
+app.command("simulate", cls=Command)(simulate.simulate)
+app.command("tune", cls=Command)(tuning.tune_command)
+app.command("impact", cls=Command)(tuning.impact_command)
+app.command("evaluate", cls=Command)(evaluate.evaluate)
+app.command("import", cls=Command)(imports.import_traces)
+app.command("serve", cls=Command)(otel.serve)
+app.command("export-otel", cls=Command)(otel.export_otel)
+app.command("runs", cls=Command)(runs.runs)
+app.command("show", cls=Command)(runs.show)
+app.command("compare", cls=Command)(runs.compare)
+app.command("passk", cls=Command)(runs.passk)
+app.command("view", cls=Command)(view.view)
+app.command("metrics", cls=Command)(catalog.metrics)
+app.command("plugins", cls=Command)(catalog.plugins)
+app.command("schema", cls=Command)(catalog.schema)
 app.add_typer(toolcall_app, name="toolcall")
 app.add_typer(review_app, name="review")
 app.add_typer(judge_app, name="judge")

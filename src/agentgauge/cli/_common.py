@@ -6,13 +6,15 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
 from rich.markup import escape
+from typer.core import TyperCommand
 
 from agentgauge._atomic import clashing_output
+from agentgauge.errors import did_you_mean
 
 if TYPE_CHECKING:
     from agentgauge.store import Store
@@ -26,6 +28,42 @@ err_console = Console(stderr=True)
 class VerdictExit(typer.Exit):
     """A non-zero exit that is a verdict, not a failure (``--fail-under``, ``--fail-if-worse``):
     the command did its work, and the files it wrote stay."""
+
+
+def _argument_usage(param: Any) -> str:
+    name = param.metavar or (param.name or "").upper()
+    if not param.required:
+        name = f"[{name}]"
+    return f"{name}..." if param.nargs != 1 else name
+
+
+class Command(TyperCommand):
+    """A command whose help writes its arguments as the documentation does
+    (``compare [OPTIONS] RUN_A RUN_B``, ``evaluate [OPTIONS] [PATHS]...``): by name, in
+    brackets when optional, without a type tag. (Typer's click is its own: parameters are
+    told apart by their ``param_type_name``, as typer does.)"""
+
+    def collect_usage_pieces(self, ctx: Any) -> list[str]:
+        pieces = [self.options_metavar] if self.options_metavar else []
+        arguments = [p for p in self.get_params(ctx) if p.param_type_name == "argument"]
+        return pieces + [_argument_usage(p) for p in arguments]
+
+    def format_options(self, ctx: Any, formatter: Any) -> None:
+        arguments, options = [], []
+        for param in self.get_params(ctx):
+            if param.param_type_name == "argument":
+                help_text = getattr(param, "help", None) or ""
+                if param.required:
+                    help_text = f"{help_text}  [required]".strip()
+                arguments.append((_argument_usage(param), help_text))
+            elif (record := param.get_help_record(ctx)) is not None:
+                options.append(record)
+        if arguments:
+            with formatter.section("Arguments"):
+                formatter.write_dl(arguments)
+        if options:
+            with formatter.section("Options"):
+                formatter.write_dl(options)
 
 
 def output_file(value: Path | None) -> Path | None:
@@ -164,7 +202,7 @@ def check_choice(option: str, value: str, choices: Iterable[str]) -> None:
     if value not in names:
         known = [repr(name) for name in names]
         listed = " or ".join([", ".join(known[:-1]), known[-1]] if len(known) > 1 else known)
-        raise usage_error(f"{option} must be {listed}, not {value!r}")
+        raise usage_error(f"{option} must be {listed}, not {value!r}{did_you_mean(value, names)}")
 
 
 def refuse_clashes(

@@ -4,22 +4,59 @@ point's names and where each comes from) and ``schema`` (the trace format)."""
 from __future__ import annotations
 
 import json
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from agentgauge.cli._common import console
 
+if TYPE_CHECKING:
+    from agentgauge.metrics.base import MetricInfo
 
-def metrics() -> None:
-    """List the registered metrics (built-in and plugins)."""
+
+def _metric_document(info: MetricInfo) -> dict[str, Any]:
+    return {
+        "name": info.name,
+        "higher_is_better": info.higher_is_better,
+        "description": info.description,
+        "options": info.options,
+    }
+
+
+def metrics(
+    name: Annotated[
+        str | None,
+        typer.Argument(metavar="NAME", help="One metric: its options, one a line."),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the listing as JSON.")] = False,
+) -> None:
+    """List the registered metrics (built-in and plugins), or show one with its options."""
     from rich.table import Table
 
-    from agentgauge.metrics.base import list_metrics
+    from agentgauge.metrics.base import get_metric_info, list_metrics
 
+    infos = [get_metric_info(name)] if name is not None else list_metrics()
+    if as_json:
+        documents = [_metric_document(info) for info in infos]
+        shown = documents[0] if name is not None else documents
+        typer.echo(json.dumps(shown, indent=2, default=repr))
+        return
+    if name is not None:
+        (info,) = infos
+        better = "higher" if info.higher_is_better else "lower"
+        # plain lines, never wrapped: one option a line, whole, for a reader or a grep
+        typer.echo(f"{info.name}: {info.description} ({better} is better)")
+        if not info.options:
+            typer.echo("no options")
+        for key, default in info.options.items():
+            typer.echo(f"  {key} = {default!r}")
+        return
+    # every cell folds onto more lines rather than being cut, in a pipe as in a terminal
     table = Table("metric", "better", "options", "description")
-    for info in list_metrics():
-        opts = ", ".join(f"{k}={v!r}" for k, v in info.options.items())
+    for column in table.columns:
+        column.overflow = "fold"
+    for info in infos:
+        opts = "\n".join(f"{k}={v!r}" for k, v in info.options.items())
         table.add_row(
             info.name, "higher" if info.higher_is_better else "lower", opts, info.description
         )

@@ -58,7 +58,7 @@ def _print_error(error: ReadError) -> None:
 
 
 def import_traces(
-    paths: Annotated[list[Path], typer.Argument(help="Files to import.")],
+    paths: Annotated[list[Path], typer.Argument(metavar="PATHS", help="Files to import.")],
     out: Annotated[
         Path,
         typer.Option(callback=output_file, help="Native JSONL to write (.jsonl or .jsonl.gz)."),

@@ -9,6 +9,7 @@ import typer
 from rich.rule import Rule
 
 from agentgauge.cli._common import (
+    Command,
     DbOption,
     JudgeKeyEnvOption,
     JudgeOption,
@@ -52,9 +53,9 @@ def _print_preview(metric: str, item: JudgePreview) -> None:
         console.print(text, markup=False, highlight=False, soft_wrap=True)
 
 
-@judge_app.command("preview")
+@judge_app.command("preview", cls=Command)
 def preview_command(
-    traces: Annotated[Path, typer.Argument(help="Native JSONL trace file.")],
+    traces: Annotated[Path, typer.Argument(metavar="TRACES", help="Native JSONL trace file.")],
     metric: Annotated[str, typer.Option("--metric", help="The judge metric's name.")],
     suite: Annotated[
         str | None,
@@ -132,7 +133,7 @@ def _print_calibration(rows: list[MetricCalibration]) -> None:
             console.print(f"{row.metric}: no trace has two human labels: no human ceiling")
 
 
-@judge_app.command("calibrate")
+@judge_app.command("calibrate", cls=Command)
 def calibrate_command(
     suite: Annotated[str, typer.Option(help="Suite holding the judge metrics (TOML or name).")],
     traces: Annotated[Path, typer.Option(help="Native JSONL trace file.")],

@@ -238,7 +238,7 @@ def _stopped_by_sigterm() -> Iterator[None]:
 
 
 def export_otel(
-    run_id: Annotated[str, typer.Argument(help="The run whose scores to write.")],
+    run_id: Annotated[str, typer.Argument(metavar="RUN_ID", help="The run whose scores to write.")],
     out: Annotated[Path, typer.Option(callback=output_file, help="OTLP/JSON logs file to write.")],
     db: DbOption = Path("agentgauge.db"),
     overwrite: OverwriteOption = False,

@@ -11,6 +11,7 @@ import typer
 from rich.markup import escape
 
 from agentgauge.cli._common import (
+    Command,
     DbOption,
     HtmlOption,
     JsonOption,
@@ -114,7 +115,7 @@ def _score_and_report(
     tags: list[str] | None,
     *,
     gates: bool,
-) -> None:
+) -> ReviewRun:
     """Run ``score`` into the store (with its --name and --tag), then print and write the
     run's report; exit as a failed gate requires when ``gates``."""
     from agentgauge.store import Store
@@ -151,9 +152,10 @@ def _score_and_report(
         _print_agreement(report.agreement)
     if gates:
         exit_if_gates_failed(db, run.run_id)
+    return run
 
 
-@review_app.command("evaluate")
+@review_app.command("evaluate", cls=Command)
 def evaluate_reviews(
     reviews: Annotated[
         Path, typer.Option("--reviews", help="Generated reviews, one JSON object a line.")
@@ -222,7 +224,7 @@ def evaluate_reviews(
     _score_and_report(db, score, json_out, html_out, name, tags, gates=True)
 
 
-@review_app.command("baseline")
+@review_app.command("baseline", cls=Command)
 def baseline(
     peerread: PeerReadOption,
     limit: Annotated[
@@ -273,4 +275,32 @@ def baseline(
         )
         return run
 
-    _score_and_report(db, score, json_out, html_out, name, tags, gates=False)
+    run = _score_and_report(db, score, json_out, html_out, name, tags, gates=False)
+    _say_what_the_verdicts_mean(db, run.run_id)
+
+
+def _say_what_the_verdicts_mean(db: Path, run_id: str) -> None:
+    """The human baseline's verdicts are the suite's thresholds applied to how alike people's
+    reviews of one paper are: said, lest "reject · poor" on every human review look broken."""
+    from agentgauge.results import summary_stats
+    from agentgauge.scoring import band, recommendation
+    from agentgauge.store import Store
+
+    with Store(db) as store:
+        run = store.get_run(run_id)
+        mean = summary_stats(store, run.id).composite.mean
+    if mean is None:
+        return
+    t = run.thresholds
+    label, _ = recommendation(mean, t)
+    console.print(
+        f"what the verdicts mean: the suite's thresholds (accept >= {t.accept:g}, weak_accept "
+        f">= {t.weak_accept:g}, weak_reject >= {t.weak_reject:g}; bands excellent >= "
+        f"{t.excellent:g}, good >= {t.good:g}, fair >= {t.fair:g}) applied to how close each "
+        f"human review comes to the others of its paper. Their mean composite {mean:.3f} reads "
+        f"as {label} · {band(mean, t)}: people write different reviews of one paper, and this "
+        "is what they reach. To judge generated reviews against it, run review evaluate "
+        "--thresholds human (thresholds derived from these human reviews).",
+        highlight=False,
+        markup=False,
+    )

@@ -72,7 +72,7 @@ def _print_records(streams: dict[str, int], records: dict[str, list[dict[str, An
 
 
 def show(
-    run_id: Annotated[str, typer.Argument(help="Run id (or a unique prefix).")],
+    run_id: Annotated[str, typer.Argument(metavar="RUN_ID", help="Run id (or a unique prefix).")],
     db: DbOption = Path("agentgauge.db"),
     json_out: JsonOption = None,
     csv_out: CsvOption = None,
@@ -149,8 +149,8 @@ def _print_usage_comparison(result: dict[str, Any]) -> None:
 
 
 def compare(
-    run_a: Annotated[str, typer.Argument(help="Baseline run id.")],
-    run_b: Annotated[str, typer.Argument(help="Candidate run id.")],
+    run_a: Annotated[str, typer.Argument(metavar="RUN_A", help="Baseline run id.")],
+    run_b: Annotated[str, typer.Argument(metavar="RUN_B", help="Candidate run id.")],
     db: DbOption = Path("agentgauge.db"),
     by: Annotated[str, typer.Option(help="Pair samples by 'task' or by trace 'id'.")] = "task",
     alpha: Annotated[
@@ -221,7 +221,9 @@ def compare(
 
 
 def passk(
-    run_id: Annotated[str, typer.Argument(help="A run with repeated trials per task.")],
+    run_id: Annotated[
+        str, typer.Argument(metavar="RUN_ID", help="A run with repeated trials per task.")
+    ],
     k: Annotated[str, typer.Option(help="Comma-separated k values.")] = "1,3,5",
     threshold: Annotated[float, typer.Option(help="Success when value >= threshold.")] = 0.8,
     metric_name: Annotated[str, typer.Option("--metric", help="composite or a metric.")] = (

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated, cast
 import typer
 
 from agentgauge.cli._common import (
+    Command,
     DbOption,
     HtmlOption,
     JsonOption,
@@ -71,7 +72,7 @@ def _turns(turns: str) -> Turns:
     return cast("Turns", turns)
 
 
-@toolcall_app.command()
+@toolcall_app.command(cls=Command)
 def score(
     dataset: DatasetOpt,
     predictions: Annotated[
@@ -125,7 +126,7 @@ def _print_run_summary(run: ModelRun) -> None:
         console.print(f"  {p.id}: {p.error}", highlight=False, markup=False)
 
 
-@toolcall_app.command()
+@toolcall_app.command(cls=Command)
 def run(
     endpoint: Annotated[
         str, typer.Option("--endpoint", help="OpenAI-compatible base URL (with or without /v1).")
@@ -248,4 +249,4 @@ def _endpoint_config(
     )
 
 
-toolcall_app.command()(failures)
+toolcall_app.command(cls=Command)(failures)

@@ -30,7 +30,7 @@ _COLUMNS = ("id", "query", "expected", "predicted", "error")
 
 
 def failures(
-    run_id: Annotated[str, typer.Argument(help="Run id (or a unique prefix).")],
+    run_id: Annotated[str, typer.Argument(metavar="RUN_ID", help="Run id (or a unique prefix).")],
     db: DbOption = Path("agentgauge.db"),
     limit: Annotated[int, typer.Option(min=1, help="Show at most this many.")] = 20,
     json_out: Annotated[

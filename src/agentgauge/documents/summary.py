@@ -8,8 +8,6 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-import numpy as np
-
 from agentgauge.judges.cost import judge_spend
 from agentgauge.judges.noise import Aggregate, noise_summary
 from agentgauge.results import USAGE_FIELDS, RunStats, judge_totals, samples_of, summary_stats
@@ -217,10 +215,8 @@ def gates_failed(store: Store, run: RunInfo) -> dict[str, dict[str, float]]:
         store: the results store.
         run: the run.
     """
-    means: dict[str, float | None] = {}
-    for name in run.gates:
-        present = [v for v in store.metric_values(run.id, name) if v is not None]
-        means[name] = float(np.mean(present)) if present else None
+    metrics = summary_stats(store, run.id).metrics
+    means = {name: metrics[name].mean if name in metrics else None for name in run.gates}
     return failed_gates(means, run.gates)
 
 

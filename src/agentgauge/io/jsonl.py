@@ -286,6 +286,20 @@ def error_message(error: Mapping[str, Any]) -> str:
     return message
 
 
+_AT_BYTE = re.compile(r"^Invalid JSON: (?P<what>.*) at line 1 column (?P<column>\d+)$", re.DOTALL)
+
+
+def _parser_message(message: str, text: str) -> str:
+    """pydantic's "Invalid JSON: ... at line 1 column N" as the stdlib's errors read: its
+    column counts bytes of UTF-8, the stdlib's (and an editor's) characters."""
+    found = _AT_BYTE.match(message)
+    if found is None:
+        return message
+    before = text.encode("utf-8", "surrogatepass")[: int(found["column"]) - 1]
+    column = len(before.decode("utf-8", "ignore")) + 1
+    return f"invalid JSON: {found['what']} at column {column}"
+
+
 def invalid_json(source: str, line: int, exc: json.JSONDecodeError) -> ReadError:
     """A ReadError for text that is not JSON, with the column the stdlib parser reports.
 
@@ -408,7 +422,9 @@ def validate_line(
             return decode_error(raw.source, raw.line, jexc)
         if isinstance(data, dict):
             # the stdlib read it and pydantic's parser did not (its depth limit, a lone surrogate)
-            return ReadError(raw.source, raw.line, None, error_message(first))
+            return ReadError(
+                raw.source, raw.line, None, _parser_message(error_message(first), raw.text)
+            )
         return ReadError(
             raw.source, raw.line, None, f"expected a JSON object, got {type(data).__name__}"
         )
