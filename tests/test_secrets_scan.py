@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import threading
 import zlib
 from collections.abc import Iterator
-from contextlib import contextmanager, suppress
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from contextlib import suppress
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
@@ -19,6 +18,7 @@ from typer.testing import CliRunner
 from agentgauge.cli import app
 from agentgauge.metrics.base import MetricResult, metric
 from agentgauge.model import Trace
+from local_http import serving
 from toolcall_samples import READ_FILE_TOOL, deepfabric_sample, write_jsonl
 
 runner = CliRunner()
@@ -156,18 +156,6 @@ class _Echo(BaseHTTPRequestHandler):
         return None
 
 
-@contextmanager
-def _echo_server() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Echo)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-
-
 def test_a_server_echoing_credentials_leaks_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -177,7 +165,7 @@ def test_a_server_echoing_credentials_leaks_nothing(
     out = tmp_path / "out"
     out.mkdir()
     monkeypatch.setenv("AG_KEY", SECRETS["bearer"])
-    with _echo_server() as base:
+    with serving(_Echo) as base:
         endpoint = f"{base}/v1?api-version=2024-06-01&api-key={SECRETS['url query']}"
         result = runner.invoke(
             app,
