@@ -21,9 +21,10 @@ The JSON document is the contract other tools read::
 does): the commands that make a run then exit with status 3. The usage ``FIELD``s are
 ``input_tokens``, ``output_tokens``, ``cache_read_tokens``, ``total_tokens``, ``cost_usd`` and
 ``model_calls`` (the agent's, by the rule of :mod:`agentgauge.usage`); a sample's ``usage``
-holds them with ``judge``, what the judges spent on it in this run. A sample's ``recommendation`` may be ``uncertain``: its judges' own noise
-could change its verdict (:mod:`agentgauge.scoring`); the run's too, when the judges' noise in
-the mean composite spans a threshold.
+holds them with ``judge``, what the judges spent on it in this run. A sample's
+``recommendation`` may be ``uncertain``: its judges' own noise could change its verdict
+(:mod:`agentgauge.scoring`); the run's too, when the judges' noise in the mean composite spans
+a threshold.
 """
 
 from __future__ import annotations
