@@ -29,5 +29,6 @@ status=$?
 if [ "$status" -eq 2 ] || [ ! -f agentgauge-results.json ]; then
   exit "$status"
 fi
-echo "run-id=$(jq -r .run_id agentgauge-results.json)" >> "$GITHUB_OUTPUT"
+run_id=$(python -c 'import json; print(json.load(open("agentgauge-results.json"))["run_id"])')
+echo "run-id=$run_id" >> "$GITHUB_OUTPUT"
 echo "status=$status" >> "$GITHUB_OUTPUT"

@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -19,7 +18,6 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-import pytest
 import yaml
 
 from local_http import serving
@@ -49,9 +47,10 @@ def test_the_action_reads_only_inputs_it_declares_and_runs_scripts_that_exist() 
     assert used == declared
     assert action["runs"]["using"] == "composite"
     scripts = re.findall(r'"\$GITHUB_ACTION_PATH/(action/[\w.]+)"', text)
-    assert sorted(scripts) == ["action/comment.sh", "action/compare.sh", "action/evaluate.sh"]
+    assert sorted(scripts) == ["action/comment.py", "action/compare.sh", "action/evaluate.sh"]
     for script in scripts:
-        assert subprocess.run(["bash", "-n", str(ROOT / script)]).returncode == 0
+        check = ["bash", "-n"] if script.endswith(".sh") else [sys.executable, "-m", "py_compile"]
+        assert subprocess.run([*check, str(ROOT / script)]).returncode == 0
     for step in action["runs"]["steps"]:
         # inputs reach the scripts through the environment, never pasted into a script
         assert "${{" not in step.get("run", ""), step
@@ -124,13 +123,26 @@ def _github_api(state: _GitHub) -> Iterator[str]:
         yield base
 
 
+def _step_path(tmp_path: Path) -> Path:
+    """A folder to put first on PATH: ``agentgauge`` and ``python`` as the action's steps find
+    them once it has set up Python and installed agentgauge."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for name, command in (("agentgauge", "-m agentgauge "), ("python", "")):
+        shim = bin_dir / name
+        shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" {command}"$@"\n')
+        shim.chmod(0o755)
+    return bin_dir
+
+
 def _step(script: str, cwd: Path, env: dict[str, str]) -> dict[str, str]:
     """Run one of the action's scripts as its step does; return what it wrote to
     GITHUB_OUTPUT."""
     output = cwd / "github_output"
     output.write_text("")
+    runs = ["python"] if script.endswith(".py") else ["bash"]
     done = subprocess.run(
-        ["bash", str(ROOT / "action" / script)],
+        [*runs, str(ROOT / "action" / script)],
         cwd=cwd,
         env={**env, "GITHUB_OUTPUT": str(output)},
         capture_output=True,
@@ -142,13 +154,7 @@ def _step(script: str, cwd: Path, env: dict[str, str]) -> dict[str, str]:
 
 
 def test_a_push_then_a_pull_request_end_in_one_updated_comment(tmp_path: Path) -> None:
-    if shutil.which("jq") is None or shutil.which("curl") is None:
-        pytest.fail("the action's scripts need jq and curl (GitHub's runners have both)")
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    shim = bin_dir / "agentgauge"
-    shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m agentgauge "$@"\n')
-    shim.chmod(0o755)
+    bin_dir = _step_path(tmp_path)
     work = tmp_path / "work"
     work.mkdir()
     lines = DEMO.read_text(encoding="utf-8").splitlines()[:12]
@@ -195,7 +201,7 @@ def test_a_push_then_a_pull_request_end_in_one_updated_comment(tmp_path: Path) -
     commenting = {**pull, "AG_TOKEN": "ghs_token", "AG_MARKDOWN": compared["markdown"]}
     with _github_api(state) as api:
         for _ in range(2):  # a second push to the pull request updates the comment
-            _step("comment.sh", work, {**commenting, "GITHUB_API_URL": api})
+            _step("comment.py", work, {**commenting, "GITHUB_API_URL": api})
             assert len(state.comments) == 2  # the user's comment and one of ours
     ours = state.comments[1]
     markdown = Path(compared["markdown"]).read_text(encoding="utf-8")
@@ -214,11 +220,7 @@ def test_a_push_then_a_pull_request_end_in_one_updated_comment(tmp_path: Path) -
 
 
 def test_a_pull_request_without_a_stored_base_run_says_so(tmp_path: Path) -> None:
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    shim = bin_dir / "agentgauge"
-    shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m agentgauge "$@"\n')
-    shim.chmod(0o755)
+    bin_dir = _step_path(tmp_path)
     lines = DEMO.read_text(encoding="utf-8").splitlines()[:4]
     (tmp_path / "traces.jsonl").write_text("\n".join(lines) + "\n")
     env = {
