@@ -238,6 +238,12 @@ class FailureAttribution(JudgeMetric):
 
     spec = ATTRIBUTION
 
+    @property
+    def unjudged(self) -> bool:
+        """Never: the rules attribute a failure without a judge, which only speaks where they
+        are silent (None with the reason when no judge is configured)."""
+        return False
+
     def score_batch(self, traces: Sequence[Trace]) -> list[MetricResult]:
         """Attribute each trace's failure: by the rules, else by the judge (see the module).
 
