@@ -96,7 +96,9 @@ def test_noise_recovered_and_uncertain_verdicts(server: JudgeServer, tmp_path: P
     args = ["evaluate", str(traces), "--suite", str(suite), "--db", str(tmp_path / "a.db")]
     args += ["--judge-samples", str(K), "--jobs", "1", "--no-progress"]
     result = runner.invoke(app, [*args, "--json", str(out_json), "--csv", str(out_csv)])
-    assert result.exit_code == 0, result.output
+    # the steady samples' 2 of 5 keep the mean below the gate's floor: a failed gate, exit 3
+    assert result.exit_code == 3, result.output
+    assert "gate failed: helpful" in result.output
     n = N_NOISY + N_STEADY
     assert len(server.requests) == n * K
     # each sample index is its own request, with its own seed
@@ -157,17 +159,19 @@ def test_noise_recovered_and_uncertain_verdicts(server: JudgeServer, tmp_path: P
     assert ["uncertain", len(mixed)] in page["facets"]["recommendation"]
 
     # a rerun costs nothing: every (prompt, sample index) is cached; --fail-under within the
-    # judges' noise of the mean composite fails as uncertain, well below it passes
+    # judges' noise of the mean composite fails as uncertain, well below it passes (the exit
+    # code stays the failed gate's)
     server.requests.clear()
     judge_client._MEMO.clear()
     composite = doc["aggregate"]["composite"]
     mean, se = composite["mean"], composite["judge_noise_se"]
     assert se > 0
     within = runner.invoke(app, [*args, "--fail-under", f"{mean - se:.6f}"])
-    assert within.exit_code == 1, within.output
+    assert within.exit_code == 3, within.output
     assert "uncertain: composite" in within.output
     clear = runner.invoke(app, [*args, "--fail-under", f"{max(0.0, mean - 4 * se):.6f}"])
-    assert clear.exit_code == 0, clear.output
+    assert clear.exit_code == 3, clear.output
+    assert "--fail-under" not in clear.output
     assert server.requests == []
 
 
