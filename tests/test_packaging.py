@@ -156,16 +156,18 @@ def core_venv(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     todo, seen = [Requirement(r) for r in project["dependencies"]], set()
     while todo:
         requirement = todo.pop()
-        if canonicalize_name(requirement.name) in seen:
+        key = (canonicalize_name(requirement.name), frozenset(requirement.extras))
+        if key in seen:
             continue
-        seen.add(canonicalize_name(requirement.name))
+        seen.add(key)
         dist = distribution(requirement.name)
         for top in {PurePath(str(f)).parts[0] for f in dist.files or []} - {"..", "__pycache__"}:
             if not (site / top).exists():
                 (site / top).symlink_to(Path(str(dist.locate_file(top))))
         for line in dist.requires or []:
             needed = Requirement(line)
-            if needed.marker is None or needed.marker.evaluate({"extra": ""}):
+            wanted = ("", *requirement.extras)  # and what the extras asked for bring
+            if needed.marker is None or any(needed.marker.evaluate({"extra": e}) for e in wanted):
                 todo.append(needed)
     subprocess.run(
         [sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install",
