@@ -266,4 +266,3 @@ def test_the_sign_flip_test_is_scipys_permutation_test() -> None:
         ours = sign_flip_p_value(b - a, n_resamples=5000, seed=0)
         # both are estimates from 5,000 random patterns: sd <= 0.5/sqrt(5000) = 0.007 each
         assert abs(ours - reference(a, b, 1)) < 0.04
-
