@@ -8,9 +8,12 @@ import sqlite3
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+import typer.main
 from typer.testing import CliRunner
 
 from agentgauge.cli import app
@@ -544,6 +547,20 @@ def test_help_names_the_arguments() -> None:
         arguments = lines[lines.index("Arguments:") + 1]
         assert arguments.startswith(first), arguments
         assert "<" not in shown.split("Options:")[0] and "{" not in lines[0]
+
+    def leaves(group: Any, path: list[str]) -> Iterator[list[str]]:
+        for name, command in group.commands.items():
+            if hasattr(command, "commands"):
+                yield from leaves(command, [*path, name])
+            else:
+                yield [*path, name]
+
+    # every command: its arguments by name, never a type in braces or angle brackets
+    commands = list(leaves(typer.main.get_command(app), []))
+    assert ["judge", "pairwise"] in commands and len(commands) > 20
+    for command in commands:
+        usage = runner.invoke(app, [*command, "--help"]).output.splitlines()[0]
+        assert "{" not in usage and "<" not in usage, usage
 
 
 def test_metrics_are_listed_whole_in_a_pipe_and_one_by_one() -> None:

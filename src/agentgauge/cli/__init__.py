@@ -17,7 +17,7 @@ from typing import Annotated, Any, TextIO
 
 import typer
 from rich.markup import escape
-from typer.core import TyperArgument, TyperGroup
+from typer.core import TyperGroup
 
 from agentgauge._atomic import kept_until_success
 from agentgauge._version import __version__
@@ -175,10 +175,6 @@ def _plain_metavars(command: Any) -> None:
     """Help at 80 columns: an option's value is shown as N, X, PATH or TEXT rather than its
     type (``<int range>``, ``<list[str]>``), so that names and descriptions keep the room."""
     for param in command.params:
-        if isinstance(param, TyperArgument) and param.metavar is not None:
-            # an argument named by its metavar (PATH...): its Python type is no help
-            setattr(param, "display_type_rich", lambda ctx: None)  # noqa: B010
-            continue
         described = getattr(param, "type_descriptor", None)
         if getattr(param, "is_flag", False) or param.metavar is not None or described is None:
             continue

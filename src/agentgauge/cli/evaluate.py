@@ -93,7 +93,7 @@ def evaluate(
             help="JSONL trace files (.jsonl or .jsonl.gz); with --resume, the run's own files. "
             "With --executor ray also glob patterns, Parquet files and URIs (s3://...), read by "
             "the cluster's workers.",
-            metavar="PATH...",
+            metavar="PATHS",
         ),
     ] = None,
     suite: Annotated[

@@ -247,10 +247,11 @@ def print_pairwise(doc: dict[str, Any]) -> None:
         console.print(strengths)
 
 
-@judge_app.command("pairwise")
+@judge_app.command("pairwise", cls=Command)
 def pairwise_command(
     runs: Annotated[
-        list[str], typer.Argument(help="Two runs (baseline first, then candidate) or more.")
+        list[str],
+        typer.Argument(metavar="RUNS", help="Two runs (baseline first, then candidate) or more."),
     ],
     criteria: Annotated[
         str, typer.Option(help="What makes one answer better than another, in your words.")
