@@ -336,7 +336,7 @@ def test_the_html_report_hides_credentials_found_in_traces(tmp_path: Path) -> No
             {
                 "index": 6,
                 "kind": "tool_call",
-                "tool_call": {"name": "x", "arguments": {"pass": "pw1"}},
+                "tool_call": {"name": "x", "arguments": {"pass": "pw1-never-shown"}},
             },
         ],
     }
@@ -356,7 +356,7 @@ def test_the_html_report_hides_credentials_found_in_traces(tmp_path: Path) -> No
         "ghp_ABCDEFGHIJKLMNOPQRSTUV",
         "AKIAABCDEFGHIJKLMNOP",
         "battery",
-        "pw1",
+        "pw1-never-shown",
     ):
         assert secret not in page and secret not in embedded_text, secret
     assert "[credential hidden]" in embedded_text and "ann" in embedded_text

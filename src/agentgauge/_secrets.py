@@ -287,10 +287,8 @@ class RuleSet:
             if match is not None:
                 yield match
             return
-        for match in rule.pattern.finditer(text, max(0, at - lead), stop):
-            if match.start() > at:
-                return
-            yield match
+        # every match of the window: the later needles it holds are not searched again
+        yield from rule.pattern.finditer(text, max(0, at - lead), stop)
 
     def may_match(self, text: str) -> bool:
         """Whether a rule's regex matches where one of its needles is (before gitleaks'
@@ -326,8 +324,9 @@ class RuleSet:
                 if stop <= searched.get(owner, -1):
                     continue
                 searched[owner] = stop
-                match = pattern.search(subject, max(0, at - lead), stop)
-                if match is not None and match.start() <= at:
+                # the window is searched once for every needle it holds: a match after this
+                # needle is one a later needle would have found
+                if pattern.search(subject, max(0, at - lead), stop) is not None:
                     return True
         return False
 
