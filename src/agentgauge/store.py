@@ -477,13 +477,23 @@ class SampleQuery:
     sort: str = "seq"
     descending: bool = False
 
-    def where(self, run_id: str) -> tuple[str, tuple[Any, ...]]:
-        """The SQL condition on ``samples AS s`` and its parameters."""
-        clauses = ["s.run_id = ?"]
-        params: list[Any] = [run_id]
+    def column_conditions(
+        self, prefix: str = "", like: str = "LIKE"
+    ) -> tuple[list[str], list[Any]]:
+        """The SQL conditions on a sample's own columns (the search and the exact filters)
+        and their parameters.
+
+        Args:
+            prefix: what names the samples' table before a column (``"s."``).
+            like: the case-insensitive LIKE of the database (``ILIKE`` in DuckDB).
+        """
+        clauses: list[str] = []
+        params: list[Any] = []
         if self.search:
             escaped = self.search.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-            clauses.append("(s.trace_id LIKE ? ESCAPE '\\' OR s.task_id LIKE ? ESCAPE '\\')")
+            clauses.append(
+                f"({prefix}trace_id {like} ? ESCAPE '\\' OR {prefix}task_id {like} ? ESCAPE '\\')"
+            )
             params += [f"%{escaped}%"] * 2
         for column, value in (
             ("recommendation", self.recommendation),
@@ -493,8 +503,15 @@ class SampleQuery:
             ("category", self.category),
         ):
             if value is not None:
-                clauses.append(f"s.{column} = ?")
+                clauses.append(f"{prefix}{column} = ?")
                 params.append(value)
+        return clauses, params
+
+    def where(self, run_id: str) -> tuple[str, tuple[Any, ...]]:
+        """The SQL condition on ``samples AS s`` and its parameters."""
+        own, own_params = self.column_conditions("s.")
+        clauses = ["s.run_id = ?", *own]
+        params: list[Any] = [run_id, *own_params]
         for metric, low, high in self.ranges:
             bounds = [(">=", low), ("<=", high)]
             if metric == "composite":

@@ -255,22 +255,8 @@ class ParquetSamples:
         return (before[0] if before else None, after[0] if after else None)
 
     def _where(self, query: SampleQuery) -> tuple[str, list[Any]]:
-        clauses: list[str] = ["TRUE"]
-        params: list[Any] = []
-        if query.search:
-            escaped = query.search.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-            clauses.append("(trace_id ILIKE ? ESCAPE '\\' OR task_id ILIKE ? ESCAPE '\\')")
-            params += [f"%{escaped}%"] * 2
-        for column, value in (
-            ("recommendation", query.recommendation),
-            ("band", query.band),
-            ("error_type", query.error_type),
-            ("task_id", query.task_id),
-            ("category", query.category),
-        ):
-            if value is not None:
-                clauses.append(f"{column} = ?")
-                params.append(value)
+        own, params = query.column_conditions(like="ILIKE")
+        clauses = ["TRUE", *own]
         for metric, low, high in query.ranges:
             column = "composite" if metric == "composite" else self._metric_sql(metric)
             clauses.append(f"{column} IS NOT NULL")
