@@ -758,7 +758,13 @@ def test_a_lone_surrogate_in_a_models_answer_is_stored_shown_and_read_back(
         str(tmp_path / "score.html"), "--db", str(db), "--jobs", "1", "--no-progress",
     )  # fmt: skip
     assert scored.exit_code == 0, scored.output
-    for line, field in ((1, "calls[0].arguments.file_path"), (3, "result.content")):
+    # the predictions come in the order the answers arrived
+    lines = predictions.read_text(encoding="utf-8").splitlines()
+    for escape, field in (
+        ("\\ud800", "calls[0].arguments.file_path"),
+        ("\\udfff", "result.content"),
+    ):
+        line = next(n for n, text in enumerate(lines, 1) if escape in text)
         assert f"p.jsonl:{line}: {field}: warning: a lone surrogate" in scored.output
     scored_report = (tmp_path / "score.json").read_text(encoding="utf-8")
     assert '"file_path": "config\ufffd.json"' in scored_report
