@@ -467,7 +467,8 @@ _OWN: tuple[_Own, ...] = (
     _Own("basic-auth", r"\bBasic\s+((?=[A-Za-z0-9+/]*[0-9+/=])[A-Za-z0-9+/]{12,}={0,2})"),
     _Own(
         "cookie",
-        r"""\b(?:set-)?cookie["']?\s*:\s*["']?(?!\[credential hidden\]|\*\*\*)([^\s"'][^\n"']{3,})""",
+        r"""\b(?:set-)?cookie["']?\s*:\s*["']?(?!\[credential hidden\]|\*\*\*)"""
+        r"""([^\s"'][^\n"']{3,})""",
         re.I,
     ),
     _Own("openai-style-key", r"\b(?:sk|rk|pk)-(?:[a-z]+-)?[A-Za-z0-9_\-]{16,}"),
