@@ -12,6 +12,7 @@ import pytest
 
 from agentgauge.io.jsonl import ReadError
 from agentgauge.io.otel import read_otel
+from agentgauge.io.otel.conventions import tool_error
 from agentgauge.model import StepKind, Trace
 
 FRAMEWORKS = Path(__file__).parent / "fixtures" / "frameworks"
@@ -155,3 +156,39 @@ def test_parallel_tool_calls_come_in_the_order_the_model_asked_for_them() -> Non
     [trace] = [i for i in items if isinstance(i, Trace)]
     assert [c.id for c in trace.tool_calls] == ["call_paris", "call_forecast"]
     assert trace.agent == "weather_agent"  # the LangGraph graph's run
+
+
+def test_a_tool_failure_told_only_in_the_frameworks_words_is_an_error() -> None:
+    # CrewAI traced by OpenLLMetry records no tool span: the failed forecast is only the text
+    # CrewAI gave the model, "Error executing tool: the forecast service is unavailable"
+    trace = _only("crewai_openllmetry")
+    results = {s.parent_id: s for s in trace.steps if s.kind is StepKind.tool_result}
+    calls = [s for s in trace.steps if s.kind is StepKind.tool_call]
+    assert [c.tool_call.name for c in calls if c.tool_call] == ["get_weather", "get_forecast"]
+    assert [results[c.id].error for c in calls] == [None, "the forecast service is unavailable"]
+    told = "Error executing tool: the forecast service is unavailable"
+    assert results[calls[1].id].result == told
+
+
+@pytest.mark.parametrize(
+    ("result", "error"),
+    [
+        # crewai translations/en.json tool_usage_exception, formatted as crewai does
+        (
+            "I encountered an error while trying to use the tool. This was the error: "
+            "division by zero.\n Tool calculator accepts these inputs: {'a': int}",
+            "division by zero",
+        ),
+        ("I encountered an error: timeout", "timeout"),
+        # langgraph.prebuilt ToolNode's TOOL_CALL_ERROR_TEMPLATE with a raised ValueError
+        (
+            "Error: ValueError('no such city')\n Please fix your mistakes.",
+            "ValueError('no such city')",
+        ),
+        ("The error rate fell to 2%.", None),
+        ("Error: 404 is the status the page gave", None),
+        ({"error": "not a text"}, None),
+    ],
+)
+def test_the_frameworks_error_texts(result: object, error: str | None) -> None:
+    assert tool_error(result) == error

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentgauge.io.otel.conventions import tool_error
 from agentgauge.io.otel.merge import assistant_text, merge_layers, span_depths
 from agentgauge.io.otel.observation import OPERATION_KINDS, Kind, Observation
 from agentgauge.io.otel.toolcalls import handoff_target, normalised, resolve_arguments
@@ -524,6 +525,7 @@ class _StepBuilder:
                 kind=StepKind.tool_result,
                 id=f"{call_step}:result",
                 result=result,
+                error=tool_error(result),
             )
         for k, call in enumerate(requested):
             coordination, target = handoff_target(call.name, call.arguments)

@@ -23,6 +23,7 @@ the ``agentgauge.conventions`` entry-point group.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -41,6 +42,7 @@ __all__ = [
     "observe",
     "resolve",
     "text",
+    "tool_error",
 ]
 
 C = TypeVar("C", bound=type["Convention"])
@@ -48,7 +50,15 @@ C = TypeVar("C", bound=type["Convention"])
 
 class Convention:
     """The readers of one convention; each returns None for what the convention does not
-    record (the default for every field)."""
+    record (the default for every field).
+
+    ``tool_error_texts`` are the texts a framework gives the model in place of a tool's result
+    when the tool failed, as regular expressions matched at the start of the result; the
+    group ``error``, when there is one, is the error's message. They mark the failures of a
+    run recorded only in its model calls' messages.
+    """
+
+    tool_error_texts: tuple[str, ...] = ()
 
     def operation(self, span: Span) -> str | None:
         """The GenAI operation name (``chat``, ``execute_tool``, ``invoke_agent``,
@@ -195,6 +205,7 @@ CONVENTIONS: Registry[ConventionInfo] = Registry(
 
 _Reader = Callable[[Span], Any]
 _readers_cache: tuple[int, dict[str, list[_Reader]]] | None = None
+_tool_errors_cache: tuple[int, list[re.Pattern[str]]] | None = None
 
 
 def _readers() -> dict[str, list[_Reader]]:
@@ -235,6 +246,33 @@ def resolve(span: Span, name: str) -> Any:
         value = read(span)
         if value is not None and not (isinstance(value, str | list | dict) and not value):
             return value
+    return None
+
+
+def tool_error(result: Any) -> str | None:
+    """The error a tool's result reports in a framework's words (see
+    :attr:`Convention.tool_error_texts`), else None.
+
+    Args:
+        result: the result the model was given.
+    """
+    global _tool_errors_cache
+    if not isinstance(result, str):
+        return None
+    CONVENTIONS.load()
+    if _tool_errors_cache is None or _tool_errors_cache[0] != CONVENTIONS.version:
+        patterns = [
+            re.compile(pattern, re.DOTALL)
+            for entry in CONVENTIONS.entries()
+            for pattern in entry.value.readers.tool_error_texts
+        ]
+        _tool_errors_cache = (CONVENTIONS.version, patterns)
+    text = result.strip()
+    for pattern in _tool_errors_cache[1]:
+        found = pattern.match(text)
+        if found is not None:
+            message = found.groupdict().get("error")
+            return message.strip() if message and message.strip() else text
     return None
 
 

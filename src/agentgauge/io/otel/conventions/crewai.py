@@ -3,7 +3,9 @@ turn at a task is the AGENT span ``{role}._execute_core``, the agent (its ``role
 ``input.value``; a delegation (CrewAI's agent tools, whose arguments name the ``coworker``:
 ``Delegate work to coworker``, ``Ask question to coworker``) runs the coworker inside the
 tool's span, so that span is the coworker's run, handed over by the delegating agent; a task's
-and a crew's output (``TaskOutput``, ``CrewOutput``) hold the answer in ``raw``."""
+and a crew's output (``TaskOutput``, ``CrewOutput``) hold the answer in ``raw``.
+A tool that failed answers the model with one of CrewAI's error texts (whatever instruments
+the run)."""
 
 from __future__ import annotations
 
@@ -36,6 +38,15 @@ def _coworker(span: Span) -> str | None:
 @convention("crewai", rank=45)
 class CrewAI(Convention):
     """CrewAI (OpenInference): agents by role, delegations as the coworker's run, outputs."""
+
+    # crewai's native tool calls (agent_utils, agent_executor) and its ReAct tool usage
+    # (translations/en.json: tool_usage_exception, tool_usage_error)
+    tool_error_texts = (
+        r"Error executing tool: (?P<error>.*)",
+        r"I encountered an error while trying to use the tool\. This was the error: "
+        r"(?P<error>.*?)\.?\n Tool ",
+        r"I encountered an error: (?P<error>.*)",
+    )
 
     def operation(self, span: Span) -> str | None:
         return "invoke_agent" if _coworker(span) is not None else None

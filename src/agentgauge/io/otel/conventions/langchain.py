@@ -9,7 +9,8 @@ a chain whose output state holds an answer carrying the chain's own name is an a
 LangGraph's prebuilt agent and LangChain's ``create_agent`` name their answers after the agent
 (a graph with its default name ``LangGraph`` is no agent; its answers carry no name). A
 tool run's ``output.value`` is the ``ToolMessage`` that answers the
-model's call, and names it (``tool_call_id``)."""
+model's call, and names it (``tool_call_id``); a tool that raised answers with LangGraph's
+error text."""
 
 from __future__ import annotations
 
@@ -47,6 +48,10 @@ def _prebuilt_node(span: Span) -> bool:
 @convention("langchain", rank=45)
 class LangChain(Convention):
     """LangChain / LangGraph (OpenInference): agents, not prebuilt nodes; tool call ids."""
+
+    # langgraph.prebuilt.tool_node.TOOL_CALL_ERROR_TEMPLATE, what its ToolNode answers for a
+    # tool that raised
+    tool_error_texts = (r"Error: (?P<error>.*)\n Please fix your mistakes\.$",)
 
     def operation(self, span: Span) -> str | None:
         kind = span_kind(span, _SCOPE)
