@@ -14,7 +14,7 @@ which the machine's other load does not inflate); the same traces as OpenAI chat
 OTLP/JSON spans evaluated with ``--jobs 1`` and ``--jobs 2`` (every format is read where it
 is scored); and the whole ``agentgauge evaluate`` process on a three-trace file (start-up).
 
-    python bench/bench_engine.py [--n 100000]
+    python bench/bench_engine.py [--n 100000] [--start-up-only | --formats-only]
 """
 
 from __future__ import annotations
@@ -129,7 +129,7 @@ def _worker(path: Path, jobs: int, trace_format: str) -> None:
     db = path.with_suffix(f".{jobs}.db")
     for suffix in ("", "-wal", "-shm"):
         Path(f"{db}{suffix}").unlink(missing_ok=True)
-    start, cpu_start = time.perf_counter(), _cpu_seconds()
+    start, cpu_start, own_start = time.perf_counter(), _cpu_seconds(), _own_cpu_seconds()
     with Store(db) as store:
         run_id = evaluate_files(
             FileRun(load_suite("behavior"), [path], trace_format),
@@ -139,6 +139,7 @@ def _worker(path: Path, jobs: int, trace_format: str) -> None:
         n = store.get_run(run_id).n_samples
         elapsed = time.perf_counter() - start
         cpu = _cpu_seconds() - cpu_start
+        own_cpu = _own_cpu_seconds() - own_start
         own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         report_start = time.perf_counter()
         print_summary(store, run_id, Console(file=io.StringIO()))
@@ -152,13 +153,34 @@ def _worker(path: Path, jobs: int, trace_format: str) -> None:
                 "n": n,
                 "seconds": elapsed,
                 "cpu_seconds": cpu,
+                "own_cpu_seconds": own_cpu,
                 "report_seconds": report_s,
                 "report_rss_mb": report_rss,
                 "rss_mb": own,
                 "child_rss_mb": children,
+                "digest": _stored_digest(db, run_id),
             }
         )
     )
+
+
+def _stored_digest(db: Path, run_id: str) -> str:
+    """A digest of everything the run stored (samples with their traces, metric values, read
+    errors), in sequence order: two runs of the same input store the same digest."""
+    import hashlib
+    import sqlite3
+
+    queries = (
+        "SELECT * FROM samples WHERE run_id = ? ORDER BY seq",
+        "SELECT * FROM metric_values WHERE run_id = ? ORDER BY sample_key, metric",
+        "SELECT * FROM read_errors WHERE run_id = ? ORDER BY source, line",
+    )
+    digest = hashlib.sha256()
+    with sqlite3.connect(db) as conn:
+        for sql in queries:
+            for row in conn.execute(sql, (run_id,)):
+                digest.update(repr(row[1:]).encode())
+    return digest.hexdigest()
 
 
 def _in_memory(path: Path, limit: int) -> dict[str, float]:
@@ -224,6 +246,12 @@ def _cpu_seconds() -> float:
     own = resource.getrusage(resource.RUSAGE_SELF)
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def _own_cpu_seconds() -> float:
+    """Processor time of this process alone (the command's own, without its workers)."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    return own.ru_utime + own.ru_stime
 
 
 def _screen_rates(path: Path, limit: int) -> dict[str, float]:
@@ -355,9 +383,21 @@ def main() -> None:
     parser.add_argument(
         "--start-up-only", action="store_true", help="only the start-up of the whole process"
     )
+    parser.add_argument(
+        "--formats-only",
+        action="store_true",
+        help="only the format table (--n traces per format, --jobs 1 and --jobs 2)",
+    )
     args = parser.parse_args()
     if args.worker:
         _worker(args.worker, args.jobs, args.format)
+        return
+    if args.formats_only:
+        load = os.getloadavg()[0]
+        with tempfile.TemporaryDirectory() as tmp:
+            formats = _formats(Path(tmp), args.n)
+        print(f"{args.n:,} traces per format; load average {load:.1f} -> {os.getloadavg()[0]:.1f}")
+        _print_formats(formats)
         return
     if args.start_up_only:
         load = os.getloadavg()[0]
@@ -382,20 +422,7 @@ def main() -> None:
         ref = _in_memory(path, min(args.n, 20_000))
         screen = _screen_rates(path, min(args.n, 5_000))
         # the same traces in the other formats, a fifth as many, each read where it is scored
-        native = Path(tmp) / "native.jsonl"
-        _generate(native, args.n // 5)
-        chats = Path(tmp) / "chats.jsonl"
-        _generate_chats(chats, args.n // 5)
-        spans = Path(tmp) / "spans.jsonl"
-        _generate_spans(spans, args.n // 5)
-        formats = [
-            (label, [_evaluate(file, jobs, fmt) for jobs in (1, 2)])
-            for label, file, fmt in (
-                ("native", native, "native"),
-                ("openai-chat", chats, "openai-chat"),
-                ("otel (OTLP/JSON)", spans, "otel"),
-            )
-        ]
+        formats = _formats(Path(tmp), args.n // 5)
         start_up = _cli_start(Path(tmp))
     loads_s = min(r["json_loads"] for r in reads)
     validate_s = min(r["validate"] for r in reads)
@@ -454,12 +481,49 @@ def main() -> None:
         f"({screen['flagged']} of {min(args.n, 5_000):,} flagged; json.loads of the same line "
         f"{screen['json_loads'] * 1e6:.1f} µs)"
     )
-    print(f"{'format (same traces)':<28}{'--jobs 1/s':>11}{'--jobs 2/s':>11}{'ratio':>7}")
+    _print_formats(formats)
+    _print_start_up(start_up)
+
+
+FormatRows = list[tuple[str, list[dict[str, Any]]]]
+
+
+def _formats(tmp: Path, n: int) -> FormatRows:
+    """The same ``n`` traces as native JSONL, OpenAI chats and OTLP/JSON spans, each file
+    evaluated with ``--jobs 1`` and ``--jobs 2`` (every format is read where it is scored)."""
+    native = tmp / "native.jsonl"
+    _generate(native, n)
+    chats = tmp / "chats.jsonl"
+    _generate_chats(chats, n)
+    spans = tmp / "spans.jsonl"
+    _generate_spans(spans, n)
+    return [
+        (label, [_evaluate(file, jobs, fmt) for jobs in (1, 2)])
+        for label, file, fmt in (
+            ("native", native, "native"),
+            ("openai-chat", chats, "openai-chat"),
+            ("otel (OTLP/JSON)", spans, "otel"),
+        )
+    ]
+
+
+def _print_formats(formats: FormatRows) -> None:
+    """Each format's rates and ratio, the processor time per trace of the whole run and of the
+    command's own process (what it still does per trace at ``--jobs 2``: when it nears the
+    workers' share, it is the bottleneck), and whether both runs stored the same results."""
+    print(
+        f"{'format (same traces)':<20}{'--jobs 1/s':>11}{'--jobs 2/s':>11}{'ratio':>7}"
+        f"{'CPU µs/trace 1 | 2':>20}{'main µs/trace 2':>17}  stored results"
+    )
     for label, (r1, r2) in formats:
         a, b = r1["n"] / r1["seconds"], r2["n"] / r2["seconds"]
-        agree = "" if r1["n"] == r2["n"] else f"  (samples differ: {r1['n']} vs {r2['n']})"
-        print(f"{label:<28}{a:>11,.0f}{b:>11,.0f}{b / a:>7.2f}{agree}")
-    _print_start_up(start_up)
+        cpu = f"{r1['cpu_seconds'] / r1['n'] * 1e6:,.0f} | {r2['cpu_seconds'] / r2['n'] * 1e6:,.0f}"
+        main_cpu = r2["own_cpu_seconds"] / r2["n"] * 1e6
+        agree = "equal" if r1["digest"] == r2["digest"] else "DIFFER"
+        print(
+            f"{label:<20}{a:>11,.0f}{b:>11,.0f}{b / a:>7.2f}{cpu:>20}{main_cpu:>17,.0f}  "
+            f"{agree} ({r1['n']:,.0f} samples)"
+        )
 
 
 def _print_start_up(start_up: dict[str, float]) -> None:

@@ -20,8 +20,9 @@ import sys
 import threading
 import time
 import traceback
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field, replace
@@ -42,7 +43,7 @@ from agentgauge._redact import hide_credentials, redact_json
 from agentgauge._safe import DecodeError, guarded, may_hold_surrogate
 from agentgauge.config import Suite
 from agentgauge.errors import AgentgaugeError
-from agentgauge.io.importers import IMPORTERS, parse_raw_line
+from agentgauge.io.importers import IMPORTERS, Pending, parse_raw_line
 from agentgauge.io.jsonl import RawLine, ReadError, iter_raw_lines, parse_line
 from agentgauge.judges.cost import judge_spend
 from agentgauge.judges.preflight import JudgeSetupError, check_judge
@@ -92,7 +93,7 @@ __all__ = [
     "score_traces",
 ]
 
-Item = Trace | ReadError | RawLine
+Item = Trace | ReadError | RawLine | Pending
 Batch = list[tuple[int, str, Item]]
 """Items to score, each with its sequence number and resume key."""
 Outcome = PreparedBatch
@@ -438,8 +439,15 @@ def _parse_and_score(
                 keyed.append((seq, key, parsed, item.source, item.line, text))
         elif isinstance(item, ReadError):
             errors.append(item)
-        else:
+        elif isinstance(item, Trace):
             keyed.append((seq, key, item, None, None, None))
+        else:  # a record its reader left to finish here (a run's spans to assemble)
+            made = item.finish(errors)
+            if isinstance(made, ReadError):
+                errors.append(made)
+            else:
+                # keyed as the trace it made, as when its reader makes it
+                keyed.append((seq, item_key(seq, made), made, None, None, None))
     scores = score_traces([k[2] for k in keyed], suite, metrics) if keyed else []
     return prepare_batch(_to_rows(keyed, scores), errors, compress=compress)
 
@@ -494,7 +502,8 @@ def item_key(seq: int, item: Item) -> str:
 
     Args:
         seq: the item's position in the input.
-        item: a raw line, a read error or a trace.
+        item: a raw line, a read error, a trace or a pending record (keyed by the id of the
+            trace it makes).
     """
     if isinstance(item, RawLine | ReadError):
         return f"{item.source}#{item.line}"
@@ -789,7 +798,8 @@ class BatchRunner(Protocol):
     """Runs the batches of one evaluation somewhere; made by an executor."""
 
     def run(self, batches: Iterator[Batch]) -> Iterator[Outcome]:
-        """Score each batch (:func:`score_batch`) and yield its outcome, in any order."""
+        """Score each batch (:func:`score_batch`) and yield its outcome, in any order (the
+        local runners keep the batches' order)."""
         ...
 
     def close(self, wait: bool = True) -> None:
@@ -869,16 +879,16 @@ class _PoolRunner:
         self._max_pending = 2 * n_jobs
 
     def run(self, batches: Iterator[Batch]) -> Iterator[Outcome]:
-        pending: set[Future[Outcome]] = set()
+        # the outcomes in the batches' order: the store is written as one process writes it
+        # (the same line's messages from two batches end the same way)
+        pending: deque[Future[Outcome]] = deque()
         try:
             for batch in batches:
-                pending.add(self._pool.submit(_score_batch_in_worker, batch))
+                pending.append(self._pool.submit(_score_batch_in_worker, batch))
                 if len(pending) >= self._max_pending:
-                    finished, pending = wait(pending, return_when=FIRST_COMPLETED)
-                    for fut in finished:
-                        yield fut.result()
-            for fut in pending:
-                yield fut.result()
+                    yield pending.popleft().result()
+            while pending:
+                yield pending.popleft().result()
         except BrokenProcessPool as exc:
             raise EngineError(
                 f"a worker process died ({exc}); finished batches are saved: resume the run"

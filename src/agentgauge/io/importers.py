@@ -18,7 +18,7 @@ import itertools
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, TypeVar
 
 from agentgauge._safe import unexpected
 from agentgauge.io.jsonl import RawLine, ReadError, count_lines, write_traces
@@ -32,6 +32,7 @@ __all__ = [
     "ImportCounts",
     "Importer",
     "ImporterInfo",
+    "Pending",
     "convert",
     "get_importer",
     "importer",
@@ -41,6 +42,30 @@ __all__ = [
 
 Importer: TypeAlias = "Callable[..., Iterator[Trace | ReadError]]"
 """``read(path, **options)``: the file's traces, and a ReadError for each part it cannot read."""
+
+
+class Pending(Protocol):
+    """A record a reader has found but not yet made into its Trace: the rest of the work is
+    done where the record is scored (a worker), not in the process that reads the file.
+
+    ``id`` is the id of the Trace it makes (what the record is keyed by before it is made).
+    """
+
+    @property
+    def id(self) -> str: ...
+
+    def finish(self, warnings: list[ReadError]) -> Trace | ReadError:
+        """The record's Trace, or what is wrong with it; warnings about it (values left out
+        or replaced) go in ``warnings``, in order.
+
+        Args:
+            warnings: where its warnings go.
+        """
+        ...
+
+
+PendingReader: TypeAlias = "Callable[[str | Path], Iterator[Trace | ReadError | Pending]]"
+"""A reader that leaves part of its records' work to the scoring workers (:class:`Pending`)."""
 
 LineSplitter: TypeAlias = "Callable[[str | Path], Iterator[RawLine | ReadError]]"
 LineParser: TypeAlias = "Callable[[RawLine, list[ReadError]], Trace | ReadError]"
@@ -61,6 +86,9 @@ class ImporterInfo:
             only ``read`` reads the format.
         no_trace_hint: what to tell a user whose files gave no trace at all.
         parse: with ``lines``: one line's trace (or what is wrong with it).
+        pending: for a format whose records span lines (a run's spans over a whole file): a
+            reader like ``read`` whose items may be :class:`Pending` records, which the
+            scoring workers finish (in parallel); None when ``read`` does all the work.
     """
 
     name: str
@@ -69,18 +97,20 @@ class ImporterInfo:
     lines: LineSplitter | None = None
     no_trace_hint: str | None = None
     parse: LineParser | None = None
+    pending: PendingReader | None = None
 
-    def items(self, paths: Iterable[str | Path]) -> Iterable[Trace | ReadError | RawLine]:
-        """What the engine scores from ``paths``: raw lines when the format has them, traces
-        and read errors otherwise (a reader that fails costs the rest of its file only:
-        :func:`isolated`).
+    def items(self, paths: Iterable[str | Path]) -> Iterable[Trace | ReadError | RawLine | Pending]:
+        """What the engine scores from ``paths``: raw lines when the format has them, else
+        the pending reader's records when it has one, else the reader's traces and read
+        errors (a reader that fails costs the rest of its file only: :func:`isolated`).
 
         Args:
             paths: the files, in order.
         """
         if self.lines is not None:
             return itertools.chain.from_iterable(self.lines(p) for p in paths)
-        return itertools.chain.from_iterable(isolated(self.read, p) for p in paths)
+        read = self.pending or self.read
+        return itertools.chain.from_iterable(isolated(read, p) for p in paths)
 
     def count(self, paths: Iterable[str | Path]) -> int | None:
         """The number of items :meth:`items` yields, when it is known without reading.
@@ -100,6 +130,7 @@ def importer(
     lines: LineSplitter | None = None,
     no_trace_hint: str | None = None,
     parse: LineParser | None = None,
+    pending: PendingReader | None = None,
 ) -> Callable[[Importer], Importer]:
     """Register a reader ``read(path, **options) -> Iterator[Trace | ReadError]`` as the
     importer of the format ``name``.
@@ -111,6 +142,7 @@ def importer(
         lines: see :class:`ImporterInfo`.
         no_trace_hint: see :class:`ImporterInfo`.
         parse: see :class:`ImporterInfo` (required with ``lines``).
+        pending: see :class:`ImporterInfo`.
     """
     if (lines is None) != (parse is None):
         raise TypeError(f"@importer({name!r}): lines and parse go together")
@@ -118,7 +150,8 @@ def importer(
     def info(read: Importer) -> ImporterInfo:
         if not callable(read):
             raise TypeError(f"@importer({name!r}) decorates a function, not {read!r}")
-        return ImporterInfo(name, read, keyword_options(read), lines, no_trace_hint, parse)
+        options = keyword_options(read)
+        return ImporterInfo(name, read, options, lines, no_trace_hint, parse, pending)
 
     return IMPORTERS.decorator(name, info, description=description)
 
@@ -162,13 +195,16 @@ def get_importer(name: str) -> Importer:
     return IMPORTERS.get(name).read
 
 
-def isolated(read: Importer, path: str | Path) -> Iterator[Trace | ReadError]:
+_Item = TypeVar("_Item")
+
+
+def isolated(read: Callable[..., Iterator[_Item]], path: str | Path) -> Iterator[_Item | ReadError]:
     """``read(path)``, whose failure is an error of that file and not of the command: what it
     read before it stopped is kept, and the other files are read. (The built-in readers keep
     each record apart already: one that fails costs that record only.)
 
     Args:
-        read: an importer's reader, with its options applied.
+        read: an importer's reader (or pending reader), with its options applied.
         path: the file.
     """
     line = 0

@@ -5,7 +5,8 @@ assembled.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -25,7 +26,7 @@ from agentgauge.io.otel.wire.otlp import SHAPE_ERRORS, line_error, spans_of
 from agentgauge.io.otel.wire.span import BadField, Span
 from agentgauge.model import Trace
 
-__all__ = ["DEFAULT_TASK_ID_ATTRIBUTE", "GroupBy", "SpanStream", "read_otel"]
+__all__ = ["DEFAULT_TASK_ID_ATTRIBUTE", "GroupBy", "PendingRun", "SpanStream", "read_otel"]
 
 GroupBy = Literal["trace", "conversation"]
 """``trace``: one run per trace id (bare model calls joined into runs); ``conversation``: one
@@ -102,6 +103,53 @@ def _run_items(
     for at in sorted(problems):
         yield line_error(source, at, problems[at])
     yield trace
+
+
+@dataclass
+class PendingRun:
+    """A run whose spans are grouped, not yet assembled into its Trace: the assembly (most
+    of the reading's work) is done where the run is scored (a worker).
+
+    Args:
+        observations: the run's observations, one per span.
+        notes: its counts for the metadata.
+        id: the run's id, which its Trace takes.
+        source: the file it was read from, for the errors.
+        task_id_attribute: the span attribute that holds the task id.
+    """
+
+    observations: list[Observation]
+    notes: dict[str, Any]
+    id: str
+    source: str
+    task_id_attribute: str
+
+    def items(self) -> Iterator[Trace | ReadError]:
+        """The run's warnings (one per line), then its Trace; or the ReadError that says why
+        it cannot be made."""
+        return _run_items(
+            self.observations, self.notes, self.id, self.source, self.task_id_attribute
+        )
+
+    def finish(self, warnings: list[ReadError]) -> Trace | ReadError:
+        """The run's Trace, or the ReadError that says why it cannot be made; its warnings go
+        in ``warnings``.
+
+        Args:
+            warnings: where the warnings go.
+        """
+        *before, last = self.items()
+        warnings.extend(item for item in before if isinstance(item, ReadError))
+        return last
+
+
+def _finished(items: Iterable[Trace | ReadError | PendingRun]) -> Iterator[Trace | ReadError]:
+    """The items with each pending run assembled in place."""
+    for item in items:
+        if isinstance(item, PendingRun):
+            yield from item.items()
+        else:
+            yield item
 
 
 def _late(kind: str, trace_id: str) -> BadField:
@@ -231,6 +279,18 @@ class SpanStream:
             replaced: the paths of the strings decoding read with a lone surrogate replaced
                 (:func:`~agentgauge._safe.replace_surrogates`): a warning of the line.
         """
+        return _finished(self._add(doc, line, now, binary=binary, replaced=replaced))
+
+    def _add(
+        self,
+        doc: Any,
+        line: int,
+        now: float = 0.0,
+        *,
+        binary: bool | None = None,
+        replaced: Sequence[tuple[str | int, ...]] = (),
+    ) -> Iterator[Trace | ReadError | PendingRun]:
+        """:meth:`add`, the runs it completes left to assemble."""
         completed: list[str] = []
         try:
             errors = self._take(doc, line, now, binary, completed)
@@ -272,17 +332,19 @@ class SpanStream:
             before: a time on the clock given to :meth:`add`.
         """
         for trace_id in [t for t, when in self._touched.items() if when < before]:
-            yield from self._close(trace_id)
+            yield from _finished(self._close(trace_id))
 
     def finish(self) -> Iterator[Trace | ReadError]:
         """Close everything still open: the traces, the runs waiting for more, and the log
         records that matched no span."""
+        return _finished(self._finish())
+
+    def _finish(self) -> Iterator[Trace | ReadError | PendingRun]:
+        """:meth:`finish`, the runs left to assemble."""
         for trace_id in list(self._open):
             yield from self._close(trace_id)
         for group_id, observations, notes in self._runs.rest():
-            yield from _run_items(
-                observations, notes, group_id, self.source, self._task_id_attribute
-            )
+            yield PendingRun(observations, notes, group_id, self.source, self._task_id_attribute)
         for trace_id, logs in self._logs.items():
             # records from other files may belong to spans elsewhere: only this source's count
             orphans = [ev for ev in logs if ev.source == self.source]
@@ -295,7 +357,7 @@ class SpanStream:
                 )
         self._logs.clear()
 
-    def _close(self, trace_id: str) -> Iterator[Trace | ReadError]:
+    def _close(self, trace_id: str) -> Iterator[ReadError | PendingRun]:
         self._emitted.add(trace_id)
         self._touched.pop(trace_id, None)
         spans = self._open.pop(trace_id)
@@ -309,12 +371,51 @@ class SpanStream:
             )
             return
         for group_id, run, run_notes in runs:
-            yield from _run_items(run, run_notes, group_id, self.source, self._task_id_attribute)
+            yield PendingRun(run, run_notes, group_id, self.source, self._task_id_attribute)
+
+
+def pending_runs(
+    path: str | Path,
+    *,
+    group_by: GroupBy = "trace",
+    task_id_attribute: str = DEFAULT_TASK_ID_ATTRIBUTE,
+    log_files: Sequence[str | Path] = (),
+    span_format: SpanFormat = "auto",
+) -> Iterator[Trace | ReadError | PendingRun]:
+    """:func:`read_otel`'s items with each run's spans grouped but not assembled
+    (:class:`PendingRun`): the evaluation's workers assemble them, in parallel, and the
+    items come in the same order, so the same Traces and errors come of them.
+
+    Args:
+        path: as for :func:`read_otel`.
+        group_by: as for :func:`read_otel`.
+        task_id_attribute: as for :func:`read_otel`.
+        log_files: as for :func:`read_otel`.
+        span_format: as for :func:`read_otel`.
+    """
+    binary = span_format == "otlp-proto" or (span_format == "auto" and is_binary(path))
+    stream = SpanStream(
+        str(path),
+        group_by=group_by,
+        task_id_attribute=task_id_attribute,
+        span_format=span_format,
+        binary=binary,
+    )
+    yield from _preload_logs(log_files, stream)
+    # log records are exported apart from the spans, often after them: read them first
+    yield from _preload_logs([path], stream, same_file=True, binary=binary)
+    for item in read_documents(path, binary=binary):
+        if isinstance(item, ReadError):
+            yield item
+        elif not (isinstance(item.doc, dict) and "resourceLogs" in item.doc):  # logs: read first
+            yield from stream._add(item.doc, item.line, replaced=item.replaced)
+    yield from stream._finish()
 
 
 @importer(
     "otel",
     description="OpenTelemetry GenAI / OpenInference spans in any span format, told by content",
+    pending=pending_runs,
 )
 def read_otel(
     path: str | Path,
@@ -343,23 +444,15 @@ def read_otel(
             ``otlp-proto``, ``jaeger``, ``tempo``, ``openai-agents``, ``langsmith``,
             ``langfuse`` or ``mlflow`` reads the file as that format only.
     """
-    binary = span_format == "otlp-proto" or (span_format == "auto" and is_binary(path))
-    stream = SpanStream(
-        str(path),
-        group_by=group_by,
-        task_id_attribute=task_id_attribute,
-        span_format=span_format,
-        binary=binary,
+    yield from _finished(
+        pending_runs(
+            path,
+            group_by=group_by,
+            task_id_attribute=task_id_attribute,
+            log_files=log_files,
+            span_format=span_format,
+        )
     )
-    yield from _preload_logs(log_files, stream)
-    # log records are exported apart from the spans, often after them: read them first
-    yield from _preload_logs([path], stream, same_file=True, binary=binary)
-    for item in read_documents(path, binary=binary):
-        if isinstance(item, ReadError):
-            yield item
-        elif not (isinstance(item.doc, dict) and "resourceLogs" in item.doc):  # logs: read first
-            yield from stream.add(item.doc, item.line, replaced=item.replaced)
-    yield from stream.finish()
 
 
 _SPAN_IMPORTERS: dict[SpanFormat, str] = {
@@ -397,5 +490,18 @@ def _span_importer(span_format: SpanFormat) -> Callable[..., Iterator[Trace | Re
     return read
 
 
+def _span_pending(
+    span_format: SpanFormat,
+) -> Callable[..., Iterator[Trace | ReadError | PendingRun]]:
+    """The pending reader of one span format: :func:`pending_runs` told the format."""
+
+    def pending(path: str | Path) -> Iterator[Trace | ReadError | PendingRun]:
+        return pending_runs(path, span_format=span_format)
+
+    return pending
+
+
 for _format, _description in _SPAN_IMPORTERS.items():
-    importer(_format, description=_description)(_span_importer(_format))
+    importer(_format, description=_description, pending=_span_pending(_format))(
+        _span_importer(_format)
+    )
