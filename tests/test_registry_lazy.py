@@ -59,3 +59,32 @@ def test_a_former_name_is_found_through_its_module() -> None:
         check=True,
     )
     assert out.stdout.split() == ["planning_judge", "planning_judge"]
+
+
+def test_the_importer_index_names_the_module_that_registers_each_format() -> None:
+    from agentgauge.io.importers import BUILTIN_IMPORTERS, IMPORTERS
+
+    builtin = {e.name for e in IMPORTERS.entries() if e.origin == "built-in"}
+    assert set(BUILTIN_IMPORTERS) == builtin
+    for module in set(BUILTIN_IMPORTERS.values()):
+        # the module alone, in a fresh interpreter: what its import registers
+        registered = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                f"import {module}\nfrom agentgauge.io.importers import IMPORTERS\n"
+                "print(' '.join(IMPORTERS._entries))",
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.split()
+        named = {name for name, where in BUILTIN_IMPORTERS.items() if where == module}
+        assert named <= set(registered), module
+
+
+def test_the_executor_index_names_the_module_that_registers_each_executor() -> None:
+    from agentgauge.engine import EXECUTORS
+
+    builtin = {e.name: e.module for e in EXECUTORS.entries() if e.origin == "built-in"}
+    assert builtin == EXECUTORS._index

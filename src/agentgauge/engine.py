@@ -839,6 +839,8 @@ EXECUTORS: Registry[ExecutorFactory] = Registry(
     "agentgauge.executors",
     builtins=("agentgauge.engine", "agentgauge.results.cluster"),
     adopt=lambda name, obj: executor(name)(obj),
+    # --executor local imports nothing more (ray's module imports the results' readers)
+    index={"local": "agentgauge.engine", "ray": "agentgauge.results.cluster"},
 )
 """Every executor by name: ``local``, ``ray`` and those of the ``agentgauge.executors`` entry
 points."""

@@ -21,10 +21,12 @@ import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from importlib.metadata import EntryPoint, entry_points
-from typing import Any, Generic, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
 from agentgauge.errors import AgentgaugeError, did_you_mean
+
+if TYPE_CHECKING:
+    from importlib.metadata import EntryPoint
 
 __all__ = [
     "BUILTIN",
@@ -256,6 +258,9 @@ class Registry(Generic[T]):
         if self._loaded:
             return
         self._loaded = True
+        # importlib.metadata is imported here: a lookup through the index never needs it
+        from importlib.metadata import entry_points
+
         for module_name in self._builtins:
             _import_builtin(module_name)
         for ep in entry_points(group=self.group):

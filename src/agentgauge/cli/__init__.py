@@ -12,29 +12,117 @@ import errno
 import os
 import sqlite3
 import warnings
+from collections.abc import Iterator, MutableMapping
+from importlib import import_module
 from pathlib import Path
-from typing import Annotated, Any, TextIO
+from typing import Annotated, Any, TextIO, cast
 
 import typer
+import typer.main
 from rich.markup import escape
 from typer.core import TyperGroup
 
 from agentgauge._atomic import kept_until_success
 from agentgauge._version import __version__
-from agentgauge.cli import catalog, evaluate, imports, otel, run, runs, simulate, tuning, view
 from agentgauge.cli._common import Command, VerdictExit, err_console, usage_error
-from agentgauge.cli.judge import judge_app
-from agentgauge.cli.review import review_app
-from agentgauge.cli.toolcall import toolcall_app
 from agentgauge.errors import AgentgaugeError
 from agentgauge.registry import DeprecatedNameWarning
 
 __all__ = ["app", "main"]
 
 
+_COMMANDS: dict[str, tuple[str, str]] = {
+    "run": ("agentgauge.cli.run", "run_command"),
+    "simulate": ("agentgauge.cli.simulate", "simulate"),
+    "tune": ("agentgauge.cli.tuning", "tune_command"),
+    "impact": ("agentgauge.cli.tuning", "impact_command"),
+    "evaluate": ("agentgauge.cli.evaluate", "evaluate"),
+    "import": ("agentgauge.cli.imports", "import_traces"),
+    "serve": ("agentgauge.cli.otel", "serve"),
+    "export-otel": ("agentgauge.cli.otel", "export_otel"),
+    "runs": ("agentgauge.cli.runs", "runs"),
+    "show": ("agentgauge.cli.runs", "show"),
+    "compare": ("agentgauge.cli.runs", "compare"),
+    "passk": ("agentgauge.cli.runs", "passk"),
+    "view": ("agentgauge.cli.view", "view"),
+    "metrics": ("agentgauge.cli.catalog", "metrics"),
+    "plugins": ("agentgauge.cli.catalog", "plugins"),
+    "schema": ("agentgauge.cli.catalog", "schema"),
+    "toolcall": ("agentgauge.cli.toolcall", "toolcall_app"),
+    "review": ("agentgauge.cli.review", "review_app"),
+    "judge": ("agentgauge.cli.judge", "judge_app"),
+}
+"""Each command's name -> its module and the function (or sub-command group) there, in the
+order of the help. A command's module is imported when the command is looked up, so that
+``agentgauge evaluate`` does not import what ``toolcall`` or ``judge`` need."""
+
+
+def _build_command(name: str) -> Any:
+    """The click command (or group) of one entry of :data:`_COMMANDS`, its module imported."""
+    module, attribute = _COMMANDS[name]
+    target = getattr(import_module(module), attribute)
+    if isinstance(target, typer.Typer):
+        command: Any = typer.main.get_group(target)
+    else:
+        single = typer.Typer(rich_markup_mode=None, add_completion=False)
+        single.command(name, cls=Command)(target)
+        command = typer.main.get_command(single)
+    command.name = name
+    return command
+
+
+class _Commands(MutableMapping[str, Any]):
+    """The root group's commands: every name known up front, each command built on first
+    use (a listing of the names builds none; the help, which shows each one's summary, builds
+    them all)."""
+
+    def __init__(self, root: _Root) -> None:
+        self._root = root
+        self._built: dict[str, Any] = {}
+        self._names = list(_COMMANDS)
+
+    def __getitem__(self, name: str) -> Any:
+        command = self._built.get(name)
+        if command is None:
+            if name not in self._names:
+                raise KeyError(name)
+            command = self._built[name] = _build_command(name)
+            if self._root.plain_metavars:
+                _plain_metavars(command)
+        return command
+
+    def __setitem__(self, name: str, command: Any) -> None:
+        self._built[name] = command
+        if name not in self._names:
+            self._names.append(name)
+
+    def __delitem__(self, name: str) -> None:
+        self._names.remove(name)
+        self._built.pop(name, None)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._names
+
+
 class _Root(TyperGroup):
-    """The root command group: an AgentgaugeError from any command becomes a usage error, and a
-    deprecated name a one-line warning."""
+    """The root command group: its commands are built as they are looked up; an
+    AgentgaugeError from any command becomes a usage error, and a deprecated name a one-line
+    warning."""
+
+    def __init__(self, **attrs: Any) -> None:
+        super().__init__(**attrs)
+        self.commands = _Commands(self)
+        self.plain_metavars = False
+        """Set by :func:`main`: the commands' help shows values as N, X, PATH or TEXT."""
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        return list(self.commands)  # the names alone: no command is built for them
 
     def invoke(self, ctx: Any) -> Any:
         with kept_until_success() as replaced:
@@ -147,45 +235,30 @@ def _root(
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 
-app.command("run", cls=Command)(run.run_command)
-app.command("simulate", cls=Command)(simulate.simulate)
-app.command("tune", cls=Command)(tuning.tune_command)
-app.command("impact", cls=Command)(tuning.impact_command)
-app.command("evaluate", cls=Command)(evaluate.evaluate)
-app.command("import", cls=Command)(imports.import_traces)
-app.command("serve", cls=Command)(otel.serve)
-app.command("export-otel", cls=Command)(otel.export_otel)
-app.command("runs", cls=Command)(runs.runs)
-app.command("show", cls=Command)(runs.show)
-app.command("compare", cls=Command)(runs.compare)
-app.command("passk", cls=Command)(runs.passk)
-app.command("view", cls=Command)(view.view)
-app.command("metrics", cls=Command)(catalog.metrics)
-app.command("plugins", cls=Command)(catalog.plugins)
-app.command("schema", cls=Command)(catalog.schema)
-app.add_typer(toolcall_app, name="toolcall")
-app.add_typer(review_app, name="review")
-app.add_typer(judge_app, name="judge")
-
-
 _METAVARS: dict[Any, str] = {int: "N", float: "X", Path: "PATH", str: "TEXT", list[str]: "TEXT"}
 
 
 def _plain_metavars(command: Any) -> None:
     """Help at 80 columns: an option's value is shown as N, X, PATH or TEXT rather than its
-    type (``<int range>``, ``<list[str]>``), so that names and descriptions keep the room."""
+    type (``<int range>``, ``<list[str]>``), so that names and descriptions keep the room
+    (the command's own options, then its sub-commands')."""
+    _plain_options(command)
+    for sub in getattr(command, "commands", {}).values():
+        _plain_metavars(sub)
+
+
+def _plain_options(command: Any) -> None:
     for param in command.params:
         described = getattr(param, "type_descriptor", None)
         if getattr(param, "is_flag", False) or param.metavar is not None or described is None:
             continue
         if not described.is_choice and described.annotation in _METAVARS:
             param.metavar = _METAVARS[described.annotation]
-    for sub in getattr(command, "commands", {}).values():
-        _plain_metavars(sub)
 
 
 def main() -> None:
     """The console script (``agentgauge``) and ``python -m agentgauge``."""
-    command = typer.main.get_command(app)
-    _plain_metavars(command)
+    command = cast(_Root, typer.main.get_command(app))
+    command.plain_metavars = True  # and its commands', each as it is built
+    _plain_options(command)
     command()

@@ -4,7 +4,7 @@ the run outputs (summary, JSON, CSV, HTML, ``--fail-under``)."""
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Container, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
@@ -198,6 +198,8 @@ def check_choice(option: str, value: str, choices: Iterable[str]) -> None:
         value: its value.
         choices: the values it takes, in the order to list them.
     """
+    if isinstance(choices, Container) and value in choices:
+        return  # a registry finds a known name without listing (importing) every entry
     names = list(choices)
     if value not in names:
         known = [repr(name) for name in names]
@@ -278,21 +280,26 @@ def write_outputs(
             ``fail_under`` says); False for a command that shows a run already made.
     """
     from agentgauge.documents.summary import fail_under_check, judge_noise, run_aggregate
-    from agentgauge.report.export import write_csv, write_result_json
-    from agentgauge.report.html import write_html
     from agentgauge.report.terminal import print_summary
     from agentgauge.store import Store
 
     with Store(store_path) as store:
         # the files first: whatever happens on the terminal, the run's outputs are written
         written = []
+        # each writer imported when its file is asked for (the HTML report's modules are many)
         if json_out:
+            from agentgauge.report.export import write_result_json
+
             write_result_json(store, run_id, json_out, extra=extra)
             written.append(json_out)
         if csv_out:
+            from agentgauge.report.export import write_csv
+
             write_csv(store, run_id, csv_out)
             written.append(csv_out)
         if html_out:
+            from agentgauge.report.html import write_html
+
             write_html(store, run_id, html_out)
             written.append(html_out)
         print_summary(store, run_id, console)

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from agentgauge.model import Trace
 
 __all__ = [
+    "BUILTIN_IMPORTERS",
     "IMPORTERS",
     "ImportCounts",
     "Importer",
@@ -156,6 +157,25 @@ def importer(
     return IMPORTERS.decorator(name, info, description=description)
 
 
+_SPANS = "agentgauge.io.otel"
+BUILTIN_IMPORTERS: dict[str, str] = {
+    "native": "agentgauge.io.native",
+    "otel": _SPANS,
+    "otlp-json": _SPANS,
+    "otlp-proto": _SPANS,
+    "jaeger": _SPANS,
+    "tempo": _SPANS,
+    "openai-agents": _SPANS,
+    "langsmith": _SPANS,
+    "langfuse": _SPANS,
+    "mlflow": _SPANS,
+    "openai-chat": "agentgauge.io.openai_chat",
+    "tau2": "agentgauge.io.tau2",
+}
+"""Which module registers each built-in format: ``--format native`` imports the native reader
+alone (not the span readers, nor tau2's conversations). A test checks this table against what
+the modules register."""
+
 IMPORTERS: Registry[ImporterInfo] = Registry(
     "trace format",
     "agentgauge.importers",
@@ -166,6 +186,7 @@ IMPORTERS: Registry[ImporterInfo] = Registry(
         "agentgauge.io.tau2",
     ),
     adopt=lambda name, obj: importer(name)(obj),
+    index=BUILTIN_IMPORTERS,
 )
 """Every importer by format name."""
 

@@ -1,0 +1,117 @@
+"""What the short commands import: ``agentgauge evaluate`` on a small file scores, stores and
+prints its run without importing the libraries and modules that other commands, other
+formats or other metrics need (their import is most of a short command's time). Checked on
+the modules a whole process holds when the command is done, not on a clock."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from agentgauge.store import Store
+
+ROOT = Path(__file__).resolve().parents[1]
+DEMO = ROOT / "examples" / "demo_traces.jsonl"
+
+_RUN = """
+import json, sys
+from agentgauge.cli import main
+
+out, sys.argv = sys.argv[1], ["agentgauge", *sys.argv[2:]]
+try:
+    main()
+finally:
+    with open(out, "w") as f:
+        json.dump(sorted(sys.modules), f)
+"""
+
+NOT_FOR_A_BEHAVIOUR_RUN = {
+    # libraries of other extras and commands
+    "scipy",
+    "sklearn",
+    "pandas",
+    "pyarrow",
+    "torch",
+    "transformers",
+    "networkx",
+    "pydantic_ai",
+    "openai",
+    "optuna",
+    "ray",
+    "httpx",
+    # agentgauge's modules of other commands, formats and metrics
+    "agentgauge.cli.toolcall",
+    "agentgauge.cli.judge",
+    "agentgauge.cli.review",
+    "agentgauge.cli.tuning",
+    "agentgauge.io.otel",
+    "agentgauge.io.tau2",
+    "agentgauge.io.openai_chat",
+    "agentgauge.judges.client",
+    "agentgauge.metrics.judge",
+    "agentgauge.metrics.text",
+    "agentgauge.metrics.graph",
+    "agentgauge.report.html",
+    "agentgauge.documents.compare",
+    "agentgauge.workflows.pairwise",
+    "agentgauge.toolcall",
+}
+
+
+def _within(modules: set[str], packages: set[str]) -> list[str]:
+    """The modules that are one of ``packages`` or inside one."""
+    return sorted(m for m in modules if any(m == p or m.startswith(p + ".") for p in packages))
+
+
+def _modules_after(tmp_path: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], set[str]]:
+    """``agentgauge ARGS`` in a fresh interpreter, and the modules it had imported at its end."""
+    out = tmp_path / "modules.json"
+    done = subprocess.run(
+        [sys.executable, "-c", _RUN, str(out), *args],
+        cwd=tmp_path,
+        env={**os.environ, "COLUMNS": "120"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    return done, set(json.loads(out.read_text()))
+
+
+def test_evaluate_on_a_small_file_imports_only_what_the_behaviour_suite_needs(
+    tmp_path: Path,
+) -> None:
+    small = tmp_path / "small.jsonl"
+    small.write_text("".join(DEMO.read_text().splitlines(keepends=True)[:3]))
+    done, modules = _modules_after(tmp_path, "evaluate", str(small), "--db", "a.db")
+    assert done.returncode == 0, done.stderr
+    assert "composite" in done.stdout and "3 samples" in done.stdout
+    # what the run did need was imported
+    assert {"agentgauge.cli.evaluate", "agentgauge.metrics.behavior", "agentgauge.io.native"} <= (
+        modules
+    )
+    assert _within(modules, NOT_FOR_A_BEHAVIOUR_RUN) == []
+
+
+def test_show_and_the_format_check_import_no_other_command(tmp_path: Path) -> None:
+    small = tmp_path / "small.jsonl"
+    small.write_text("".join(DEMO.read_text().splitlines(keepends=True)[:2]))
+    subprocess.run(
+        [sys.executable, "-m", "agentgauge", "evaluate", str(small), "--db", "a.db"],
+        cwd=tmp_path,
+        capture_output=True,
+        check=True,
+    )
+    with Store(tmp_path / "a.db") as store:
+        (run,) = store.list_runs(5)
+    done, modules = _modules_after(tmp_path, "show", run.id, "--db", "a.db")
+    assert done.returncode == 0, done.stderr
+    assert "composite" in done.stdout
+    assert _within(modules, {"agentgauge.cli.evaluate", "agentgauge.cli.toolcall", "scipy"}) == []
+    # an unknown format is told with every format's name (each importer is imported then)
+    done, modules = _modules_after(tmp_path, "evaluate", str(small), "--format", "nat")
+    assert done.returncode == 2
+    assert "'native'" in done.stderr and "'otel'" in done.stderr and "'tau2'" in done.stderr
+    assert "agentgauge.io.tau2" in modules
