@@ -21,6 +21,13 @@ SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 BENCH_DEPS = Path(__file__).resolve().parents[1] / ".bench-deps"
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _cache_folder(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """agentgauge's caches (the models' prices) in a folder of the session, not the user's,
+    for this process and the commands it starts."""
+    os.environ["AGENTGAUGE_CACHE_DIR"] = str(tmp_path_factory.mktemp("agentgauge-cache"))
+
+
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
     """``../shared/data`` beside the checkout (PeerRead and BFCL)."""

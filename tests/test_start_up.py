@@ -72,7 +72,7 @@ def _modules_after(tmp_path: Path, *args: str) -> tuple[subprocess.CompletedProc
     done = subprocess.run(
         [sys.executable, "-c", _RUN, str(out), *args],
         cwd=tmp_path,
-        env={**os.environ, "COLUMNS": "120"},
+        env={**os.environ, "COLUMNS": "120", "AGENTGAUGE_CACHE_DIR": str(tmp_path / "cache")},
         capture_output=True,
         text=True,
         timeout=300,
@@ -80,14 +80,30 @@ def _modules_after(tmp_path: Path, *args: str) -> tuple[subprocess.CompletedProc
     return done, set(json.loads(out.read_text()))
 
 
+def _priced(n: int) -> str:
+    """The first ``n`` demo traces without their recorded costs: their tokens are priced."""
+    traces = [json.loads(line) for line in DEMO.read_text().splitlines()[:n]]
+    for trace in traces:
+        del trace["usage"]["cost_usd"]
+    return "".join(json.dumps(trace) + "\n" for trace in traces)
+
+
 def test_evaluate_on_a_small_file_imports_only_what_the_behaviour_suite_needs(
     tmp_path: Path,
 ) -> None:
     small = tmp_path / "small.jsonl"
-    small.write_text("".join(DEMO.read_text().splitlines(keepends=True)[:3]))
-    done, modules = _modules_after(tmp_path, "evaluate", str(small), "--db", "a.db")
-    assert done.returncode == 0, done.stderr
-    assert "composite" in done.stdout and "3 samples" in done.stdout
+    small.write_text(_priced(3))
+    runs = []
+    for db in ("a.db", "b.db"):
+        done, modules = _modules_after(tmp_path, "evaluate", str(small), "--db", db)
+        assert done.returncode == 0, done.stderr
+        assert "composite" in done.stdout and "3 samples" in done.stdout
+        runs.append((done.stdout.split("cost (USD)")[1].split("\n")[0], modules))
+    (first_cost, first), (cost, modules) = runs
+    assert first_cost == cost and "$" in cost
+    # the first run read the models' prices from genai-prices and kept them: the second did
+    # not import it
+    assert "genai_prices" in first and "genai_prices" not in modules
     # what the run did need was imported
     assert {"agentgauge.cli.evaluate", "agentgauge.metrics.behavior", "agentgauge.io.native"} <= (
         modules

@@ -6,7 +6,10 @@ from __future__ import annotations
 import csv
 import dataclasses
 import json
+import os
 import random
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -155,6 +158,92 @@ def test_prices_equal_genai_prices_own_for_flat_and_tiered_models(model: str) ->
         ).total_price
         assert price_usd(model, inputs, outputs, cached) == float(expected)
     assert price_usd("no-such-model-xyz", 10, 10) is None
+
+
+_PRICE_THREE = """
+import sys
+from agentgauge.usage import price_usd
+print(repr(price_usd("gpt-4o-mini", 412_345, 1_234, 100_000)))
+print(repr(price_usd("openai:gpt-4.1", 99, 7)))
+print(repr(price_usd("no-such-model-xyz", 1, 1)))
+print("genai_prices" in sys.modules)
+"""
+
+
+def _in_a_fresh_process(code: str, cache: Path) -> list[str]:
+    env = {**os.environ, "AGENTGAUGE_CACHE_DIR": str(cache)}
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    )
+    return done.stdout.split()
+
+
+def _genai_prices_own(model: str, provider: str | None, *tokens: int) -> str:
+    from genai_prices import Usage as PriceUsage
+    from genai_prices import calc_price
+
+    inputs, outputs, cached = (*tokens, 0)[:3]
+    usage = PriceUsage(input_tokens=inputs, output_tokens=outputs, cache_read_tokens=cached)
+    return repr(float(calc_price(usage, model, provider_id=provider).total_price))
+
+
+def test_flat_prices_are_kept_for_the_next_process_which_then_skips_genai_prices(
+    tmp_path: Path,
+) -> None:
+    from genai_prices import Usage as PriceUsage
+    from genai_prices import calc_price
+
+    expected = [
+        _genai_prices_own("gpt-4o-mini", None, 412_345, 1_234, 100_000),
+        _genai_prices_own("gpt-4.1", "openai", 99, 7),
+        "None",
+    ]
+    assert _in_a_fresh_process(_PRICE_THREE, tmp_path) == [*expected, "True"]
+    assert _in_a_fresh_process(_PRICE_THREE, tmp_path) == [*expected, "False"]
+    (kept,) = tmp_path.glob("genai-prices-rates-*.json")
+    mini = calc_price(PriceUsage(), "gpt-4o-mini").model_price
+    assert json.loads(kept.read_text())["gpt-4o-mini"] == [
+        str(mini.input_mtok),
+        str(mini.output_mtok),
+        str(mini.cache_read_mtok),
+    ]
+    assert json.loads(kept.read_text())["no-such-model-xyz"] is None
+    # a file that cannot be read is passed over, and written anew
+    kept.write_text("{not json")
+    assert _in_a_fresh_process(_PRICE_THREE, tmp_path) == [*expected, "True"]
+    assert set(json.loads(kept.read_text())) == {
+        "gpt-4o-mini",
+        "openai:gpt-4.1",
+        "no-such-model-xyz",
+    }
+
+
+def test_prices_a_program_installs_in_genai_prices_are_used_and_not_kept(tmp_path: Path) -> None:
+    assert _in_a_fresh_process(_PRICE_THREE, tmp_path)[-1] == "True"
+    (kept,) = tmp_path.glob("genai-prices-rates-*.json")
+    before = kept.read_text()
+    # its own data: gpt-4o-mini at $1.50 per million input tokens
+    custom = """
+import copy
+from decimal import Decimal
+from genai_prices import data_snapshot
+from genai_prices.data import providers
+from agentgauge.usage import price_usd
+
+openai = copy.deepcopy(next(p for p in providers if p.id == "openai"))
+for model in openai.models:
+    if model.id == "gpt-4o-mini":
+        model.prices.input_mtok = Decimal("1.5")
+data_snapshot.set_custom_snapshot(
+    data_snapshot.DataSnapshot(providers=[openai], from_auto_update=False)
+)
+print(repr(price_usd("gpt-4o-mini", 1_000_000, 0)), repr(price_usd("gpt-4o", 1_000_000, 0)))
+"""
+    assert _in_a_fresh_process(custom, tmp_path) == [
+        "1.5",
+        _genai_prices_own("gpt-4o", None, 1_000_000, 0),
+    ]
+    assert kept.read_text() == before
 
 
 def test_cost_efficiency_discounts_success_by_spend() -> None:

@@ -23,8 +23,9 @@ import functools
 from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any
+from typing import Any, cast
 
+from agentgauge._price_cache import MISSING, Rates, keep_rates, kept_rates
 from agentgauge.model import StepKind, Trace, Usage
 
 __all__ = ["TraceUsage", "price_usd", "sum_usage", "trace_usage"]
@@ -141,23 +142,38 @@ def _at_rates(
 
 
 @functools.lru_cache(maxsize=256)
-def _flat_rates(model: str) -> tuple[Decimal, Decimal, Decimal] | tuple[()] | None:
+def _flat_rates(model: str) -> Rates:
     """The input, output and cache-read prices per million tokens of ``model`` when they are
     flat (one price whatever the counts: a trace's tokens are then priced without calling
     genai-prices, whose every call resolves the model's prices afresh); ``()`` when they are
     not (tiers by prompt length, a unit priced otherwise), None when genai-prices has no price.
+    Kept between processes (:mod:`agentgauge._price_cache`) when they hold whatever the date.
     """
+    kept = kept_rates(model)
+    if kept is not MISSING:
+        return cast(Rates, kept)
+    rates, dated = _read_rates(model)
+    if not dated:
+        keep_rates(model, rates)
+    return rates
+
+
+def _read_rates(model: str) -> tuple[Rates, bool]:
+    """:func:`_flat_rates` read from genai-prices, and whether its price holds for a period of
+    time only."""
     from genai_prices import Usage as PriceUsage
     from genai_prices import calc_price
 
     for ref, provider_id in _lookups(model):
         try:
-            prices = calc_price(PriceUsage(), ref, provider_id=provider_id).model_price
+            found = calc_price(PriceUsage(), ref, provider_id=provider_id)
         except LookupError:
             continue
         break
     else:
-        return None
+        return None, False
+    dated = isinstance(found.model.prices, list)  # conditional prices, by date among others
+    prices = found.model_price
     per_input, per_output, per_cached = (
         getattr(prices, key, None) for key in ("input_mtok", "output_mtok", "cache_read_mtok")
     )
@@ -166,10 +182,10 @@ def _flat_rates(model: str) -> tuple[Decimal, Decimal, Decimal] | tuple[()] | No
         and isinstance(per_output, Decimal)
         and isinstance(per_cached, Decimal)
     ):
-        return ()
+        return (), dated
     rates = (per_input, per_output, per_cached)
     # the rule above must give genai-prices' own figure, else each call asks it
-    return rates if _at_rates(rates, *_PROBE) == _genai_price(model, *_PROBE) else ()
+    return (rates if _at_rates(rates, *_PROBE) == _genai_price(model, *_PROBE) else ()), dated
 
 
 def _lookups(model: str) -> list[tuple[str, str | None]]:
