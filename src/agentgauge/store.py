@@ -25,6 +25,8 @@ from functools import lru_cache, partial
 from pathlib import Path, PurePath
 from typing import Any, NamedTuple, Protocol, overload
 
+from isal import isal_zlib
+
 from agentgauge._redact import hide_credentials, redact_json, redact_secrets
 from agentgauge._safe import (
     DecodeError,
@@ -570,6 +572,11 @@ def _stored_json(value: Any) -> str:
     return redact_json(text)
 
 
+# ISA-L's fastest level: zlib's format (read back with ``zlib.decompress``) at a fifth of
+# zlib's level 1 time per trace, for a stored trace about a fifth larger
+_TRACE_LEVEL = 0
+
+
 def _sample_values(s: SampleRow, compress: bool = True) -> tuple[Any, ...]:
     """A sample's columns (after the run id); a value that cannot be stored (details JSON
     cannot write, text UTF-8 cannot encode) becomes the sample's error instead of failing the
@@ -596,7 +603,7 @@ def _sample_values(s: SampleRow, compress: bool = True) -> tuple[Any, ...]:
         details,
         None
         if s.trace_json is None
-        else zlib.compress(s.trace_json, 1)
+        else isal_zlib.compress(s.trace_json, _TRACE_LEVEL)
         if compress
         else s.trace_json,
         json.dumps(s.usage) if s.usage is not None else None,

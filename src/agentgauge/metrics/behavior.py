@@ -171,6 +171,9 @@ DEFAULT_REASONING_MARKERS: tuple[str, ...] = (
 _SENTENCE_BREAK = re.compile(r"[.!?]+(?=\s|$)|\n+")
 _WHITESPACE = re.compile(r"\s+")
 _WORD_TOKEN = re.compile(r"\w+")
+_TO_WORDS = bytes(c if chr(c).isalnum() or c == ord("_") else ord(" ") for c in range(256))
+"""A ``bytes.translate`` table for ASCII text: every character other than a word character
+(letters, digits, ``_``: ``\\w`` in ASCII) becomes a space."""
 
 
 # --------------------------------------------------------------------------- shared helpers
@@ -244,7 +247,7 @@ class _WordCache:
         """
         words = self._words.get(text)
         if words is None:
-            words = frozenset(_WORD_TOKEN.findall(text.lower()))
+            words = _word_set(text)
             if len(self._words) >= self._max_entries or self._chars >= self._max_chars:
                 self._words.clear()
                 self._chars = 0
@@ -265,6 +268,14 @@ class _WordCache:
 
 
 _WORDS = _WordCache()
+
+
+def _word_set(text: str) -> frozenset[str]:
+    """The distinct lower-cased runs of word characters (``\\w+``) of a text; an ASCII text
+    is split rather than searched, in half the time (the same words)."""
+    if text.isascii():
+        return frozenset(text.lower().encode().translate(_TO_WORDS).decode().split())
+    return frozenset(_WORD_TOKEN.findall(text.lower()))
 
 
 class _Lexicon:
