@@ -146,8 +146,12 @@ def test_efficiency_without_durations_and_beyond_reference() -> None:
     assert _score("efficiency", _trace(_steps(*[("llm", {})] * 5))).value == pytest.approx(0.75)
     # 25 steps > 20: clamped to 0
     assert _score("efficiency", _trace(_steps(*[("llm", {})] * 25))).value == 0.0
-    # no step at all: 1 - 0/20 = 1
-    assert _score("efficiency", _trace([])).value == 1.0
+    # no step, an answer: 1 - 0/20 = 1
+    assert _score("efficiency", _trace([], output="Paris")).value == 1.0
+    # no step and no answer: nothing to measure, never a perfect run
+    nothing = _score("efficiency", _trace([]))
+    assert nothing.value is None and nothing.reason == "the run recorded no step and no output"
+    assert _score("safety", _trace([])).value is None
 
 
 def test_efficiency_counts_the_agent_steps_unless_asked_for_all() -> None:

@@ -14,6 +14,7 @@ from agentgauge.config import Suite, load_suite
 from agentgauge.engine import EvaluateOptions, evaluate, iter_sources, score_traces
 from agentgauge.judges.settings import JudgeSettings
 from agentgauge.metrics.base import MetricResult, metric
+from agentgauge.metrics.behavior import NOTHING_RECORDED
 from agentgauge.model import Step, Task, Trace
 from agentgauge.report.export import result_document, write_result_json
 from agentgauge.store import _MIGRATIONS, SCHEMA_VERSION, Store, StoreError, redact_secrets
@@ -459,3 +460,21 @@ def test_deleting_a_run_removes_all_of_it_and_nothing_else(tmp_path: Path) -> No
         assert store.get_run(runs[1]).n_samples == 72
         with pytest.raises(StoreError):
             store.get_run(runs[0])
+
+
+def test_a_run_that_recorded_nothing_is_not_scored_as_perfect() -> None:
+    behavior = load_suite("behavior")
+    empty = Trace(id="empty", task=Task(id="t1", input="What is the weather in Paris?"))
+    [sample] = score_traces([empty], behavior)
+    assert sample.composite is None and sample.recommendation is None and sample.band is None
+    assert sample.coverage == 0
+    assert sample.values["efficiency"] is None and sample.values["safety"] is None
+    assert sample.reasons["efficiency"] == NOTHING_RECORDED == sample.reasons["safety"]
+
+
+def test_an_empty_run_of_a_task_that_expects_an_answer_fails_it() -> None:
+    behavior = load_suite("behavior")
+    expects_answer = Trace(id="a", task=Task(id="t1", input="Weather?", expected_output="sunny"))
+    [sample] = score_traces([expects_answer], behavior)
+    assert sample.values["accuracy"] == 0.0 and sample.composite == 0.0
+    assert sample.recommendation == "reject"
