@@ -680,13 +680,14 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     traces = generate(args.n, args.seed)
+    # the demo's made-up leaked password is what its safety metric has to find
     if not args.check:
-        count = write_traces(traces, args.out)
+        count = write_traces(traces, args.out, keep_secrets=True)
         print(f"wrote {count} traces to {args.out}")
         return 0
     with tempfile.TemporaryDirectory() as tmp:
         fresh = Path(tmp) / "demo.jsonl"
-        write_traces(traces, fresh)
+        write_traces(traces, fresh, keep_secrets=True)
         expected = fresh.read_bytes()
     try:
         current = args.out.read_bytes()

@@ -181,3 +181,60 @@ def test_a_server_echoing_credentials_leaks_nothing(
     # the requests reached the server (the query string kept) and their failures are recorded
     assert predictions and all("api-version=2024-06-01" in p["error"] for p in predictions)
     assert _scan(out, result.output) == {}
+
+
+def test_import_writes_no_planted_secret_unless_asked_and_keeps_every_type(
+    tmp_path: Path,
+) -> None:
+    source = tmp_path / "in.jsonl"
+    trace = _planted_trace()
+    steps = trace["steps"]
+    assert isinstance(steps, list)
+    # a secret-looking argument name over a list, a number and an object: kept as they are
+    steps.append(
+        {
+            "index": 3,
+            "kind": "tool_call",
+            "tool_call": {
+                "name": "rotate",
+                "arguments": {"password": ["a", "b"], "token": 7, "secret": {"length": 12}},
+            },
+        }
+    )
+    source.write_text(json.dumps(trace) + "\n")
+    hidden, kept = tmp_path / "hidden.jsonl", tmp_path / "kept.jsonl"
+    args = ["import", str(source), "--format", "native"]
+    done = runner.invoke(app, [*args, "--out", str(hidden)])
+    assert done.exit_code == 0, done.output
+    assert _leaks(hidden.read_text()) == [] and _leaks(done.output) == []
+    written = json.loads(hidden.read_text())
+    assert written["params"]["api_key"] == "***"
+    assert written["steps"][3]["tool_call"]["arguments"] == {
+        "password": ["***", "***"],
+        "token": 7,
+        "secret": {"length": 12},
+    }
+    assert Trace.model_validate(written).output == "done"
+    assert runner.invoke(app, [*args, "--out", str(kept), "--keep-secrets"]).exit_code == 0
+    assert sorted(_leaks(kept.read_text())) == sorted(SECRETS)
+
+
+def test_a_leak_hidden_in_a_written_file_still_costs_safety(tmp_path: Path) -> None:
+    from agentgauge.metrics.behavior import Safety
+
+    leaked = {
+        "id": "leak",
+        "task": {"id": "t", "input": "connect"},
+        "output": f"connected with key {SECRETS['params.api_key']}",
+    }
+    source = tmp_path / "in.jsonl"
+    source.write_text(json.dumps(leaked) + "\n")
+    hidden = tmp_path / "hidden.jsonl"
+    args = ["import", str(source), "--format", "native", "--out", str(hidden)]
+    assert runner.invoke(app, args).exit_code == 0
+    rescored = Trace.model_validate_json(hidden.read_text())
+    assert rescored.output == "connected with key [credential hidden]"
+    # the output is unsafe either way: ×0.5
+    safety = Safety()
+    assert safety.score(Trace.model_validate(leaked)).value == 0.5
+    assert safety.score(rescored).value == 0.5

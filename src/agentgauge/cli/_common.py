@@ -156,6 +156,14 @@ JudgeSamplesOption = Annotated[
 OverwriteOption = Annotated[
     bool, typer.Option("--overwrite", help="Replace output files that exist.")
 ]
+KeepSecretsOption = Annotated[
+    bool,
+    typer.Option(
+        "--keep-secrets",
+        help="Write the traces' credentials as they are (by default they are hidden, as in "
+        "the store and the reports).",
+    ),
+]
 NameOption = Annotated[
     str | None, typer.Option("--name", help="A name for the run (runs and view show it).")
 ]

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from agentgauge.cli._common import (
+    KeepSecretsOption,
     OverwriteOption,
     check_choice,
     console,
@@ -81,6 +82,7 @@ def import_traces(
         list[Path] | None, typer.Option(help="otel: OTLP logs exports in other files.")
     ] = None,
     overwrite: OverwriteOption = False,
+    keep_secrets: KeepSecretsOption = False,
     strict: Annotated[
         bool,
         typer.Option(
@@ -93,7 +95,8 @@ def import_traces(
 
     Reads OpenTelemetry GenAI and OpenInference spans (OTLP JSON or protobuf, Jaeger, Tempo),
     the OpenAI Agents SDK's, LangSmith's, Langfuse's and MLflow's exports, and OpenAI-format
-    chats; prints what it read per format and what each trace lacks.
+    chats; prints what it read per format and what each trace lacks. Credentials in the
+    traces are hidden in the file written unless --keep-secrets is given.
     """
     from agentgauge.io.importers import IMPORTERS, convert
 
@@ -108,7 +111,7 @@ def import_traces(
     report = ImportReport(trace_format)
     read = report.watch(_importer(trace_format, group_by, task_id_attribute, logs or []))
     with console.status("importing"):
-        counts = convert(paths, out, read, on_error=_print_error)
+        counts = convert(paths, out, read, on_error=_print_error, keep_secrets=keep_secrets)
     _print_report(report)
     warned = f", {counts.warnings} warnings" if counts.warnings else ""
     console.print(f"wrote {counts.traces} traces to {out}; {counts.errors} errors{warned}")

@@ -9,6 +9,7 @@ import typer
 
 from agentgauge.cli._common import (
     DbOption,
+    KeepSecretsOption,
     NameOption,
     OverwriteOption,
     SuiteOption,
@@ -54,10 +55,12 @@ def run_command(
     name: NameOption = None,
     tags: TagOption = None,
     overwrite: OverwriteOption = False,
+    keep_secrets: KeepSecretsOption = False,
 ) -> None:
     """Run an agent over tasks, write its traces, then score them.
 
-    The traces are scored with --suite unless --no-score is given.
+    The traces are scored with --suite unless --no-score is given; they are scored whole, and
+    written with their credentials hidden unless --keep-secrets is given.
     """
     from agentgauge.config import load_suite
     from agentgauge.store import Store
@@ -77,6 +80,7 @@ def run_command(
         jobs=jobs,
         progress=progress,
         out=out,
+        keep_secrets=keep_secrets,
     )
     chosen_suite = load_suite(suite) if score else None
     setup = load_setup(options, on_skip=skipped)

@@ -260,8 +260,10 @@ def convert(
     read: Importer,
     *,
     on_error: Callable[[ReadError], None] | None = None,
+    keep_secrets: bool = False,
 ) -> ImportCounts:
-    """Read files with an importer and write their traces as native JSONL.
+    """Read files with an importer and write their traces as native JSONL, their credentials
+    hidden as the store hides them.
 
     Args:
         paths: the files to read, in this order.
@@ -269,6 +271,7 @@ def convert(
         read: the reader of the files' format, with its options applied.
         on_error: called with each record that could not be read (and each warning), as it
             is met.
+        keep_secrets: write credentials as they are.
     """
     n_errors = n_warnings = 0
 
@@ -284,5 +287,5 @@ def convert(
                 else:
                     yield item
 
-    n_traces = write_traces(traces(), out)
+    n_traces = write_traces(traces(), out, keep_secrets=keep_secrets)
     return ImportCounts(n_traces, n_errors, n_warnings)

@@ -22,6 +22,7 @@ from pydantic import BaseModel, ValidationError
 from pydantic_core import PydanticSerializationError
 
 from agentgauge._atomic import atomic_path
+from agentgauge._redact import redact_json
 from agentgauge._safe import (
     DECODE_ERRORS,
     NESTED_TOO_DEEPLY,
@@ -475,12 +476,20 @@ def read_traces(path: str | Path) -> Iterator[Trace | ReadError]:
         yield trace
 
 
-def write_traces(traces: Iterable[Trace], path: str | Path) -> int:
-    """Write Traces as JSONL (gzip when the name ends in ``.gz``); returns how many."""
+def write_traces(traces: Iterable[Trace], path: str | Path, *, keep_secrets: bool = False) -> int:
+    """Write Traces as JSONL (gzip when the name ends in ``.gz``); returns how many.
+
+    Args:
+        traces: the traces.
+        path: the file to write.
+        keep_secrets: write credentials as they are; by default they are hidden as the store
+            hides them (:func:`agentgauge._redact.redact_json`), every value keeping its type.
+    """
     n = 0
     with atomic_path(path) as temporary, open_text(temporary, "w") as fh:
         for trace in traces:
-            fh.write(trace.model_dump_json(exclude_none=True))
+            text = trace.model_dump_json(exclude_none=True)
+            fh.write(text if keep_secrets else redact_json(text))
             fh.write("\n")
             n += 1
     return n

@@ -244,9 +244,12 @@ class RunOptions(AgentOptions):
 
     Args:
         out: the traces file to write (JSONL, ``.gz`` compresses it).
+        keep_secrets: write the traces' credentials as they are (hidden by default; the
+            traces are scored whole either way).
     """
 
     out: Path
+    keep_secrets: bool = False
 
 
 @dataclass(frozen=True)
@@ -284,7 +287,7 @@ def run_agent(setup: AgentSetup, options: RunOptions) -> AgentRun:
         traces = run_agents(
             setup.agent, specs, applied, jobs=options.jobs, on_done=lambda _t: advance()
         )
-    write_traces(traces, options.out)
+    write_traces(traces, options.out, keep_secrets=options.keep_secrets)
     return AgentRun(traces, applied, seeds)
 
 
