@@ -250,3 +250,4 @@ def test_a_trace_that_recovered_nothing_is_reported_and_scores_nothing(tmp_path:
     assert sample["coverage"] == 0
     assert set(sample["metrics"].values()) == {None}
     assert "accept" not in evaluated.output
+    assert "coverage 0%: no weighted metric was measured" in " ".join(evaluated.output.split())

@@ -127,7 +127,12 @@ def print_summary(store: Store, run_id: str, console: Console | None = None) -> 
         )
     print_usage(run_usage(store, run.id, stats), console)
     mean_cov, lowest, failed = stats.mean_coverage, stats.lowest_coverage, stats.n_failed
-    if mean_cov is not None and lowest is not None and lowest < 1.0:
+    if mean_cov == 0:
+        console.print(
+            "[yellow]coverage 0%[/]: no weighted metric was measured, so there is no composite "
+            "and no verdict (see each sample's reasons)."
+        )
+    elif mean_cov is not None and lowest is not None and lowest < 1.0:
         console.print(
             f"[yellow]coverage {mean_cov:.0%}[/]: some weighted metrics were not measured; the "
             "composite is renormalised over the metrics that were (see each sample's reasons)."
