@@ -54,37 +54,48 @@ def finite_strings(items: Any) -> frozenset[str] | None:
     """The lower-cased ASCII strings a parsed regex sequence can match, when there are few of
     them (``None`` otherwise, or for anything but literals, small character sets, groups,
     alternations, ``?`` and zero-width anchors)."""
-    out = frozenset({""})
-    for op, av in items:
-        name = op.name
-        if name == "LITERAL" and av < 128:
-            choices = frozenset({chr(av).lower()})
-        elif name == "IN" and all(o.name == "LITERAL" and a < 128 for o, a in av):
-            choices = frozenset(chr(a).lower() for _, a in av)
-        elif name == "SUBPATTERN":
-            found = finite_strings(av[-1])
-            if found is None:
-                return None
-            choices = found
-        elif name == "BRANCH":
-            branches = [finite_strings(b) for b in av[1]]
-            if any(b is None for b in branches):
-                return None
-            choices = frozenset().union(*(b for b in branches if b is not None))
-        elif name == "MAX_REPEAT" or name == "MIN_REPEAT":
-            low, high, sub = av
-            found = finite_strings(sub)
-            if found is None or low > 1 or high != 1:
-                return None
-            choices = found | {""} if low == 0 else found
-        elif name in ("AT", "ASSERT", "ASSERT_NOT"):
-            continue  # \b, ^, $, lookarounds: they match no character
-        else:
+    out: frozenset[str] = frozenset({""})
+    for item in items:
+        longer = _followed_by(out, item)
+        if longer is None:
             return None
-        if len(out) * len(choices) > _MAX_NEEDLES:
-            return None
-        out = frozenset(a + b for a in out for b in choices)
+        out = longer
     return out
+
+
+def _followed_by(out: frozenset[str], item: Any) -> frozenset[str] | None:
+    """:func:`finite_strings` of a sequence given that of the items before ``item``: each of
+    ``out`` followed by each string ``item`` matches (``None`` past the limit or for an item it
+    cannot tell)."""
+    op, av = item
+    name = op.name
+    if name == "LITERAL" and av < 128:
+        choices = frozenset({chr(av).lower()})
+    elif name == "IN" and all(o.name == "LITERAL" and a < 128 for o, a in av):
+        choices = frozenset(chr(a).lower() for _, a in av)
+    elif name == "SUBPATTERN":
+        found = finite_strings(av[-1])
+        if found is None:
+            return None
+        choices = found
+    elif name == "BRANCH":
+        branches = [finite_strings(b) for b in av[1]]
+        if any(b is None for b in branches):
+            return None
+        choices = frozenset().union(*(b for b in branches if b is not None))
+    elif name == "MAX_REPEAT" or name == "MIN_REPEAT":
+        low, high, sub = av
+        found = finite_strings(sub)
+        if found is None or low > 1 or high != 1:
+            return None
+        choices = found | {""} if low == 0 else found
+    elif name in ("AT", "ASSERT", "ASSERT_NOT"):
+        return out  # \b, ^, $, lookarounds: they match no character
+    else:
+        return None
+    if len(out) * len(choices) > _MAX_NEEDLES:
+        return None
+    return frozenset(a + b for a in out for b in choices)
 
 
 def needles(pattern: re.Pattern[str]) -> tuple[Needle, ...] | None:
@@ -118,10 +129,13 @@ def _needles_of_sequence(items: Any) -> tuple[Needle, ...] | None:
     for start in range(len(items)):
         if items[start][0].name == "AT":
             continue  # it matches no character: the run after it gives the same needles
+        found = frozenset({""})
         for end in range(start + 1, len(items) + 1):
-            found = finite_strings(items[start:end])
-            if found is None:
+            # the strings of items[start:end], from those of items[start:end - 1]
+            longer = _followed_by(found, items[end - 1])
+            if longer is None:
                 break
+            found = longer
             if min(map(len, found)) >= _MIN_NEEDLE and (
                 best is None or _needle_cost(found) < _needle_cost(best[1])
             ):
