@@ -58,9 +58,10 @@ def _file() -> Path | None:
             f"{s.st_size:x}{s.st_mtime_ns:x}"
             for s in (package.joinpath(name).stat() for name in ("data.py", "types.py"))
         )
-    except OSError:
+        folder = cache_folder()
+    except (OSError, RuntimeError):  # RuntimeError: no home folder to put it in
         return None
-    return cache_folder() / f"genai-prices-rates-{stamp}.json"
+    return folder / f"genai-prices-rates-{stamp}.json"
 
 
 def _bundled_data_in_use() -> bool:
