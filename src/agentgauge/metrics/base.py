@@ -21,7 +21,7 @@ import math
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar, cast, runtime_checkable
 
 from agentgauge.errors import AgentgaugeError
@@ -92,12 +92,12 @@ def shared_per_trace(trace: Trace, make: Callable[..., _T], *options: Hashable) 
     return cast(_T, entry[1])
 
 
-@dataclass(slots=True)
 class MetricResult:
     """The outcome of one metric on one trace.
 
-    A plain dataclass rather than a pydantic model: metrics create one per trace and per
-    metric, on the hot path.
+    A plain class with slots rather than a pydantic model: metrics create one per trace and
+    per metric, on the hot path. Its details may be worked out only when first read
+    (:meth:`explained`), so that a caller that reads the values alone does not pay for them.
 
     Args:
         value: the score in [0, 1]; ``None`` when the metric does not apply or could not be
@@ -106,14 +106,24 @@ class MetricResult:
         reason: a short human-readable explanation.
     """
 
-    value: float | None
-    details: dict[str, Any] = field(default_factory=dict)
-    reason: str | None = None
+    __slots__ = ("_details", "_explain", "reason", "value")
+    __match_args__ = ("value", "details", "reason")
 
-    def __post_init__(self) -> None:
-        value = self.value
+    value: float | None
+    reason: str | None
+
+    def __init__(
+        self,
+        value: float | None,
+        details: dict[str, Any] | None = None,
+        reason: str | None = None,
+    ) -> None:
+        self.value = value
+        self._details: dict[str, Any] = {} if details is None else details
+        self._explain: Callable[[], dict[str, Any]] | None = None
+        self.reason = reason
         if value is None:
-            if not self.reason:
+            if not reason:
                 raise ValueError("a metric result without a value needs a reason")
             return
         if type(value) is float and 0.0 <= value <= 1.0:  # most results: kept as they are
@@ -127,6 +137,52 @@ class MetricResult:
     def missing(cls, reason: str, **details: Any) -> MetricResult:
         """A result for a metric that does not apply or could not be measured."""
         return cls(None, details, reason)
+
+    @classmethod
+    def explained(
+        cls, value: float | None, explain: Callable[[], dict[str, Any]], reason: str | None = None
+    ) -> MetricResult:
+        """A result whose details ``explain()`` makes when they are first read (once): what it
+        reads must stay as it is until then.
+
+        Args:
+            value: the score in [0, 1], or ``None`` with a reason.
+            explain: makes the details, JSON-serialisable.
+            reason: a short human-readable explanation.
+        """
+        result = cls(value, None, reason)
+        result._explain = explain
+        return result
+
+    @property
+    def details(self) -> dict[str, Any]:
+        """Sub-scores and evidence, JSON-serialisable."""
+        explain = self._explain
+        if explain is not None:
+            self._details = explain()
+            self._explain = None
+        return self._details
+
+    @details.setter
+    def details(self, details: dict[str, Any]) -> None:
+        self._details = details
+        self._explain = None
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        assert isinstance(other, MetricResult)
+        return (self.value, self.details, self.reason) == (other.value, other.details, other.reason)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return (
+            f"MetricResult(value={self.value!r}, details={self.details!r}, reason={self.reason!r})"
+        )
+
+    def __reduce__(self) -> tuple[type[MetricResult], tuple[Any, ...]]:
+        return (MetricResult, (self.value, self.details, self.reason))
 
 
 @runtime_checkable

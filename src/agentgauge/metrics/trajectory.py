@@ -29,11 +29,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal, get_args
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol, get_args
 
-from agentgauge.metrics.base import MetricResult, metric
-from agentgauge.model import JSON, ReferenceStep, Step, StepKind, Task, Trace
+from agentgauge.metrics.base import MetricResult, metric, shared_per_trace
+from agentgauge.model import JSON, ReferenceStep, StepKind, Task, ToolCall, Trace
 
 __all__ = [
     "ARGS_MODES",
@@ -63,6 +63,18 @@ _ENVIRONMENT_ROLES = {"user": "user", "environment": "user", "system": "system",
 
 # one encoder for every label: json.dumps would build one per call
 _LABEL_ENCODER = json.JSONEncoder(sort_keys=True, default=str)
+# enum members read once: a member read through its class is a descriptor call each time
+_LLM, _TOOL_RESULT = StepKind.llm, StepKind.tool_result
+_SPOKEN = (StepKind.message, StepKind.handoff)
+
+
+class _Called(Protocol):
+    """A tool call as the comparisons read it: a recorded call or a reference's."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def arguments(self) -> dict[str, JSON]: ...
 
 
 @dataclass(eq=False, slots=True)
@@ -74,20 +86,33 @@ class _Call:
     arguments: dict[str, JSON]
     step: int
     output: JSON = None
+    text: str | None = None  # the label, written once for every metric that shows it
 
     def label(self) -> str:
-        return f"{self.name}({_LABEL_ENCODER.encode(self.arguments)})"
+        text = self.text
+        if text is None:
+            text = self.text = _label(self)
+        return text
 
 
-@dataclass(slots=True)
+def _label(call: _Called) -> str:
+    """How details name a call: ``name({"argument": value, ...})``, the arguments sorted."""
+    return f"{call.name}({_LABEL_ENCODER.encode(call.arguments)})"
+
+
 class _Message:
-    role: str
-    step: int
-    calls: list[_Call] = field(default_factory=list)
+    __slots__ = ("calls", "role", "step")
+
+    def __init__(self, role: str, step: int) -> None:
+        self.role = role
+        self.step = step
+        self.calls: list[_Call] = []
 
 
 class _Outputs:
     """Links tool outputs to the calls they answer: by id, else the oldest unanswered call."""
+
+    __slots__ = ("_ids", "_pending")
 
     def __init__(self) -> None:
         self._ids: dict[str, _Call] = {}
@@ -109,90 +134,135 @@ class _Outputs:
         call.output = value
 
 
-def _step_role(step: Step) -> str | None:
-    if step.kind is StepKind.llm:
-        return "assistant"
-    if step.kind is StepKind.tool_result:
-        return "tool"
-    if step.kind in (StepKind.message, StepKind.handoff):
-        return _ENVIRONMENT_ROLES.get((step.agent or "").lower(), "assistant")
-    return None
+class _Chat:
+    """The trace as a chat: its calls in order, read at once; its messages and the calls'
+    outputs only when a comparison asks for them (see the module docstring)."""
 
+    __slots__ = ("_linked", "_messages", "_trace", "calls")
 
-def _trace_messages(trace: Trace) -> list[_Message]:
-    """The trace's steps as chat messages (see the module docstring)."""
-    messages: list[_Message] = []
-    outputs = _Outputs()
-    open_turn: _Message | None = None
-    for step in trace.steps:
-        if step.tool_call is not None:
-            if open_turn is None:
+    def __init__(self, trace: Trace) -> None:
+        self._trace = trace
+        self.calls = [
+            _Call(made.name, made.arguments, step.index)
+            for step in trace.steps
+            if (made := step.tool_call) is not None
+        ]
+        self._messages: list[_Message] | None = None
+        self._linked = False
+
+    def messages(self) -> list[_Message]:
+        """The chat's messages, each assistant message with its calls."""
+        if self._messages is not None:
+            return self._messages
+        messages: list[_Message] = []
+        calls = iter(self.calls)
+        open_turn: _Message | None = None
+        for step in self._trace.steps:
+            if step.tool_call is not None:
+                if open_turn is None:
+                    open_turn = _Message("assistant", step.index)
+                    messages.append(open_turn)
+                open_turn.calls.append(next(calls))
+                continue
+            kind = step.kind
+            if kind is _LLM:
                 open_turn = _Message("assistant", step.index)
                 messages.append(open_turn)
-            call = _Call(step.tool_call.name, step.tool_call.arguments, step.index)
-            open_turn.calls.append(call)
-            outputs.call(call, step.id, step.tool_call.id)
-            continue
-        role = _step_role(step)
-        if role is None:
-            continue
-        messages.append(_Message(role, step.index))
-        open_turn = messages[-1] if step.kind is StepKind.llm else None
-        if step.kind is StepKind.tool_result:
-            outputs.result(step.parent_id, step.result)
-    return messages
+            elif kind is _TOOL_RESULT:
+                open_turn = None
+                messages.append(_Message("tool", step.index))
+            elif kind in _SPOKEN:
+                open_turn = None
+                role = _ENVIRONMENT_ROLES.get((step.agent or "").lower(), "assistant")
+                messages.append(_Message(role, step.index))
+            # reasoning and error steps are no message: an open turn stays open
+        self._messages = messages
+        return messages
+
+    def link_outputs(self) -> None:
+        """Gives each call the output of the tool result that answers it."""
+        if self._linked:
+            return
+        self._linked = True
+        outputs = _Outputs()
+        calls = iter(self.calls)
+        for step in self._trace.steps:
+            if (made := step.tool_call) is not None:
+                outputs.call(next(calls), step.id, made.id)
+            elif step.kind is _TOOL_RESULT:
+                outputs.result(step.parent_id, step.result)
 
 
-@dataclass
+def _chat(trace: Trace) -> _Chat:
+    """The trace as a chat, read once for all the metrics of this module (treat it as read
+    only: the metrics share it)."""
+    return shared_per_trace(trace, _Chat)
+
+
 class _Reference:
-    """The reference: its messages (None when it has none), its calls in order, whether it
-    gives their arguments and outputs, and where it came from."""
+    """The reference: its calls in order, whether it gives their arguments and outputs, where
+    it came from, and the reference steps it was read from (None when it has no messages)."""
 
-    messages: list[_Message] | None
-    calls: list[_Call]
-    arguments: bool
-    outputs: bool
-    source: str
+    __slots__ = ("_linked", "_messages", "_steps", "arguments", "calls", "outputs", "source")
+
+    def __init__(
+        self,
+        calls: list[_Call],
+        arguments: bool,
+        outputs: bool,
+        source: str,
+        steps: Sequence[ReferenceStep] | None = None,
+    ) -> None:
+        self.calls = calls
+        self.arguments = arguments
+        self.outputs = outputs
+        self.source = source
+        self._steps = steps
+        self._messages: list[_Message] | None = None
+        self._linked = False
+
+    def messages(self) -> list[_Message] | None:
+        """The reference's messages, each with its calls; None for a reference of calls."""
+        if self._messages is not None or self._steps is None:
+            return self._messages
+        calls = iter(self.calls)
+        messages = []
+        for index, step in enumerate(self._steps):
+            message = _Message(step.role, index)
+            message.calls = [next(calls) for _ in step.tool_calls]
+            messages.append(message)
+        self._messages = messages
+        return messages
+
+    def link_outputs(self) -> None:
+        """Gives each reference call the content of the tool message that answers it."""
+        if self._linked or self._steps is None:
+            return
+        self._linked = True
+        outputs = _Outputs()
+        calls = iter(self.calls)
+        for step in self._steps:
+            for made in step.tool_calls:
+                outputs.call(next(calls), made.id)
+            if step.role == "tool":
+                outputs.result(step.tool_call_id, step.content)
 
 
-def _reference_messages(steps: Sequence[ReferenceStep], link_outputs: bool) -> list[_Message]:
-    messages = []
-    outputs = _Outputs()
-    for index, step in enumerate(steps):
-        message = _Message(step.role, index)
-        for call in step.tool_calls:
-            reference_call = _Call(call.name, call.arguments, index)
-            message.calls.append(reference_call)
-            if link_outputs:
-                outputs.call(reference_call, call.id)
-        if link_outputs and step.role == "tool":
-            outputs.result(step.tool_call_id, step.content)
-        messages.append(message)
-    return messages
-
-
-def _trace_calls(trace: Trace) -> list[_Call]:
-    """The calls of :func:`_trace_messages`, in order, without their outputs."""
-    return [
-        _Call(step.tool_call.name, step.tool_call.arguments, step.index)
-        for step in trace.steps
-        if step.tool_call is not None
-    ]
-
-
-def _reference(task: Task, link_outputs: bool = True) -> _Reference | str:
-    """The task's reference, or why there is none to compare with; ``link_outputs=False``
-    leaves the reference calls' outputs unread (None), for a comparison without them."""
+def _read_reference(task: Task) -> _Reference | str:
+    """The task's reference, or why there is none to compare with."""
     trajectory = task.reference_trajectory
     if trajectory is not None:
         steps = [s for s in trajectory if isinstance(s, ReferenceStep)]
         if trajectory and len(steps) == len(trajectory):
-            messages = _reference_messages(steps, link_outputs)
-            calls = [c for m in messages for c in m.calls]
-            return _Reference(messages, calls, True, True, "reference_trajectory")
+            calls = [
+                _Call(made.name, made.arguments, index)
+                for index, step in enumerate(steps)
+                for made in step.tool_calls
+            ]
+            return _Reference(calls, True, True, "reference_trajectory", steps)
         names = [s for s in trajectory if isinstance(s, str)]
         calls = [_Call(name, {}, i) for i, name in enumerate(names)]
-        return _Reference(None, calls, not calls, not calls, "reference_trajectory (tool names)")
+        return _Reference(calls, not calls, not calls, "reference_trajectory (tool names)")
     if task.expected_calls is None:
         return "the task has no reference trajectory and no expected calls"
     calls = []
@@ -206,7 +276,17 @@ def _reference(task: Task, link_outputs: bool = True) -> _Reference | str:
                 )
             arguments[param] = values[0]
         calls.append(_Call(expected.name, arguments, i))
-    return _Reference(None, calls, True, False, "expected_calls")
+    return _Reference(calls, True, False, "expected_calls")
+
+
+def _trace_reference(trace: Trace) -> _Reference | str:
+    return _read_reference(trace.task)
+
+
+def _reference(trace: Trace) -> _Reference | str:
+    """The trace's task's reference, read once for all the metrics of this module (treat it
+    as read only), or why there is none to compare with."""
+    return shared_per_trace(trace, _trace_reference)
 
 
 def _run_failure(trace: Trace) -> MetricResult | None:
@@ -462,7 +542,7 @@ class TrajectoryMatch:
         only and arguments are to be compared."""
         if (failed := _run_failure(trace)) is not None:
             return failed
-        reference = _reference(trace.task)
+        reference = _reference(trace)
         if isinstance(reference, str):
             return MetricResult.missing(reference)
         if not reference.arguments and self._needs_arguments(reference.calls):
@@ -470,32 +550,35 @@ class TrajectoryMatch:
                 'the reference trajectory names tools only: set args = "ignore" to compare '
                 "the tool names"
             )
-        messages = _trace_messages(trace)
-        calls = [c for m in messages for c in m.calls]
-        mismatch = self._compare(messages, calls, reference)
-        details: dict[str, Any] = {
-            "mode": self.mode,
-            "args": self.args,
-            "overrides": sorted(self._overrides),
-            "reference": reference.source,
-            "reference_calls": [c.label() for c in reference.calls],
-            "trace_calls": [c.label() for c in calls],
-        }
-        if mismatch is None:
-            return MetricResult(value=1.0, details=details)
-        details["failed"] = {
-            "reference_step": mismatch.reference_step,
-            "trace_step": mismatch.trace_step,
-            "why": mismatch.reason,
-        }
-        return MetricResult(value=0.0, details=details, reason=mismatch.reason)
+        chat = _chat(trace)
+        mismatch = self._compare(chat, reference)
 
-    def _compare(
-        self, messages: list[_Message], calls: list[_Call], reference: _Reference
-    ) -> _Mismatch | None:
+        def explain() -> dict[str, Any]:
+            details: dict[str, Any] = {
+                "mode": self.mode,
+                "args": self.args,
+                "overrides": sorted(self._overrides),
+                "reference": reference.source,
+                "reference_calls": [c.label() for c in reference.calls],
+                "trace_calls": [c.label() for c in chat.calls],
+            }
+            if mismatch is not None:
+                details["failed"] = {
+                    "reference_step": mismatch.reference_step,
+                    "trace_step": mismatch.trace_step,
+                    "why": mismatch.reason,
+                }
+            return details
+
+        if mismatch is None:
+            return MetricResult.explained(1.0, explain)
+        return MetricResult.explained(0.0, explain, mismatch.reason)
+
+    def _compare(self, chat: _Chat, reference: _Reference) -> _Mismatch | None:
+        calls = chat.calls
         if self.mode == "strict":
-            if reference.messages is not None:
-                return _strict_messages(messages, reference.messages, self._matcher)
+            if (messages := reference.messages()) is not None:
+                return _strict_messages(chat.messages(), messages, self._matcher)
             return _strict_calls(calls, reference.calls, self._matcher)
         if self.mode in ("superset", "unordered"):
             missing = _covers(calls, reference.calls, self._matcher)
@@ -642,7 +725,7 @@ class ToolCorrectness:
         arguments or outputs that ``compare`` asks for."""
         if (failed := _run_failure(trace)) is not None:
             return failed
-        reference = _reference(trace.task)
+        reference = _reference(trace)
         if isinstance(reference, str):
             return MetricResult.missing(reference)
         if reference.calls and "input" in self.compare and not reference.arguments:
@@ -653,13 +736,15 @@ class ToolCorrectness:
             return MetricResult.missing(
                 f"the reference ({reference.source}) has no tool outputs to compare"
             )
+        chat = _chat(trace)
+        if "output" in self.compare:
+            reference.link_outputs()
+            chat.link_outputs()
         expected = reference.calls
-        called = [c for m in _trace_messages(trace) for c in m.calls]
-        details: dict[str, Any] = {
-            "compare": sorted(self.compare),
-            "expected": [c.label() for c in expected],
-            "called": [c.label() for c in called],
-        }
+        called = chat.calls
+        compared = sorted(self.compare)
+        matched: list[int] | None = None
+        pairs: list[int | None] | None = None
         if self.exact:
             score = 1.0 if not expected and not called else self._exact_score(expected, called)
         elif not expected:
@@ -667,17 +752,28 @@ class ToolCorrectness:
         elif self.ordering:
             score, matched = self._weighted_lcs(expected, called)
             score /= len(expected)
-            details["in_order"] = [expected[i].label() for i in matched]
         else:
             score, pairs = self._best_match_score(expected, called)
             score /= len(expected)
-            details["unmatched"] = [
-                e.label() for e, p in zip(expected, pairs, strict=True) if p is None
-            ]
-        details["score"] = score
+
+        def explain() -> dict[str, Any]:
+            details: dict[str, Any] = {
+                "compare": compared,
+                "expected": [c.label() for c in expected],
+                "called": [c.label() for c in called],
+            }
+            if matched is not None:
+                details["in_order"] = [expected[i].label() for i in matched]
+            elif pairs is not None:
+                details["unmatched"] = [
+                    e.label() for e, p in zip(expected, pairs, strict=True) if p is None
+                ]
+            details["score"] = score
+            return details
+
         if self.strict and score < 1.0:
-            return MetricResult(value=0.0, details=details, reason="strict: below 1.0")
-        return MetricResult(value=score, details=details)
+            return MetricResult.explained(0.0, explain, "strict: below 1.0")
+        return MetricResult.explained(score, explain)
 
 
 # --------------------------------------------------------------------------- tool_call_accuracy
@@ -690,16 +786,59 @@ def _argument_score(predicted: Mapping[str, Any], reference: Mapping[str, Any]) 
         return 1.0
     if not reference:
         return 0.0
-    hits = sum(1 for k, v in reference.items() if k in predicted and str(predicted[k]) == str(v))
+    hits = 0
+    for key, value in reference.items():
+        if key in predicted and str(predicted[key]) == str(value):
+            hits += 1
     return hits / len(reference)
 
 
-def _sort_key(call: _Call) -> tuple[str, ...]:
+def _sort_key(call: _Called) -> tuple[str, ...]:
     """Ragas' order-free sort key: the name, then each argument name and ``str(value)``."""
+    arguments = call.arguments
     key = [call.name]
-    for arg in sorted(call.arguments):
-        key += [arg, str(call.arguments[arg])]
+    for arg in sorted(arguments):
+        key.append(arg)
+        key.append(str(arguments[arg]))
     return tuple(key)
+
+
+def _made_calls(trace: Trace) -> list[ToolCall]:
+    """The trace's tool calls in order (the calls of :class:`_Chat`, without the chat)."""
+    return [made for step in trace.steps if (made := step.tool_call) is not None]
+
+
+def _reference_calls(task: Task) -> tuple[Sequence[_Called], bool] | str:
+    """The task's reference calls and whether they give arguments (:func:`_read_reference`,
+    read straight from reference steps), or why there are none."""
+    trajectory = task.reference_trajectory
+    if trajectory:
+        calls: list[_Called] = []
+        for step in trajectory:
+            if step.__class__ is not ReferenceStep:
+                break
+            calls += step.tool_calls
+        else:
+            return calls, True
+    reference = _read_reference(task)
+    return reference if isinstance(reference, str) else (reference.calls, reference.arguments)
+
+
+def _pair_scores(expected: Sequence[_Called], predicted: Sequence[_Called]) -> list[float]:
+    """Each pair's argument score, the calls paired in order (0 for two tools)."""
+    return [
+        _argument_score(p.arguments, e.arguments) if p.name == e.name else 0.0
+        for e, p in zip(expected, predicted, strict=False)
+    ]
+
+
+def _accuracy(pairs: list[float], expected: int) -> float:
+    """Ragas' argument accuracy of the pairs: their mean over the reference calls, times
+    ``pairs / expected`` when fewer calls were made."""
+    score = sum(pairs) / expected
+    if len(pairs) < expected:
+        score *= len(pairs) / expected
+    return score
 
 
 @metric(
@@ -731,52 +870,54 @@ class ToolCallAccuracy:
         tools only."""
         if (failed := _run_failure(trace)) is not None:
             return failed
-        reference = _reference(trace.task, link_outputs=False)
+        reference = _reference_calls(trace.task)
         if isinstance(reference, str):
             return MetricResult.missing(reference)
-        if reference.calls and not reference.arguments:
+        expected, arguments = reference
+        if expected and not arguments:
             return MetricResult.missing(
                 "the reference trajectory names tools only: it has no arguments to compare"
             )
-        expected = list(reference.calls)
-        predicted = _trace_calls(trace)
-        if not predicted and not expected:
-            return MetricResult(value=1.0, reason="no call expected and none made")
+        predicted: Sequence[_Called] = _made_calls(trace)
         if not predicted:
-            return MetricResult(value=0.0, reason="no tool call made")
+            if expected:
+                return MetricResult(0.0, None, "no tool call made")
+            return MetricResult(1.0, None, "no call expected and none made")
         if not expected:
-            return MetricResult(value=0.0, reason="the reference expects no tool call")
-        if not self.strict_order:
-            predicted.sort(key=_sort_key)
-            expected.sort(key=_sort_key)
-        names = [c.name for c in predicted]
-        reference_names = [c.name for c in expected]
-        aligned = (
-            names == reference_names
-            if self.strict_order
-            else sorted(names) == sorted(reference_names)
-        )
-        pairs = [
-            _argument_score(p.arguments, e.arguments) if p.name == e.name else 0.0
-            for e, p in zip(expected, predicted, strict=False)
-        ]
-        score = sum(pairs) / len(expected)
-        if len(pairs) < len(expected):
-            score *= len(pairs) / len(expected)
-        details = {
-            "strict_order": self.strict_order,
-            "aligned": aligned,
-            "pairs": [
-                {"reference": e.label(), "made": p.label(), "score": s}
-                for e, p, s in zip(expected, predicted, pairs, strict=False)
-            ],
-            "argument_score": score,
-        }
+            return MetricResult(0.0, None, "the reference expects no tool call")
+        strict_order = self.strict_order
+        if not strict_order:
+            predicted = sorted(predicted, key=_sort_key)
+            expected = sorted(expected, key=_sort_key)
+        # aligned: the same tools in the same order (sorted by name first, order-free), so
+        # that the value is the argument accuracy, summed as the pairs come
+        aligned = len(predicted) == len(expected)
+        total = 0.0
+        if aligned:
+            for e, p in zip(expected, predicted, strict=True):
+                if p.name != e.name:
+                    aligned = False
+                    break
+                total += _argument_score(p.arguments, e.arguments)
+
+        def explain() -> dict[str, Any]:
+            pairs = _pair_scores(expected, predicted)
+            return {
+                "strict_order": strict_order,
+                "aligned": aligned,
+                "pairs": [
+                    {"reference": _label(e), "made": _label(p), "score": s}
+                    for e, p, s in zip(expected, predicted, pairs, strict=False)
+                ],
+                "argument_score": _accuracy(pairs, len(expected)),
+            }
+
         if not aligned:
-            return MetricResult(
-                value=0.0,
-                details=details,
-                reason=f"tool sequence {names} does not align with the reference's "
-                f"{reference_names}",
+            names = [c.name for c in predicted]
+            reference_names = [c.name for c in expected]
+            return MetricResult.explained(
+                0.0,
+                explain,
+                f"tool sequence {names} does not align with the reference's {reference_names}",
             )
-        return MetricResult(value=score, details=details)
+        return MetricResult.explained(total / len(expected), explain)
