@@ -72,6 +72,8 @@ _PLACEHOLDER = re.compile(
 )
 _JSON_ESCAPE = re.compile(r'\\(?:u[0-9a-fA-F]{4}|["\\/bfnrt])')
 _ESCAPED = {'"': '"', "\\": "\\", "/": "/", "b": "\n", "f": "\n", "n": "\n", "r": "\n", "t": "\n"}
+# the escapes of one character after the backslash, other than the backslash itself
+_SHORT_ESCAPES = tuple(("\\" + k, v) for k, v in _ESCAPED.items() if k != "\\")
 _LONGEST_JSON_IN_STRING = 1 << 20
 # A key ending in "token" or "tokens" that holds a short integer (a usage count: "input_tokens":
 # 412): redaction keeps numbers, and no rule that owns the needle "token" matches from there
@@ -256,6 +258,13 @@ def _unescaped(text: str) -> str:
     """JSON text with its escapes undone (a line break or tab as a line break), so that what
     a string holds is screened as it is."""
     if "\\" not in text:
+        return text
+    if "\\\\" not in text and "\\u" not in text:
+        # every backslash starts an escape of one character (details quote their labels):
+        # each kind undone on its own is the same text, and no callback runs per escape
+        for escape, char in _SHORT_ESCAPES:
+            if escape in text:
+                text = text.replace(escape, char)
         return text
 
     def one(match: re.Match[str]) -> str:

@@ -33,7 +33,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from agentgauge._safe import DECODE_ERRORS, describe, unexpected
+from agentgauge._safe import DECODE_ERRORS, describe, may_hold_surrogate, unexpected
 from agentgauge.io.importers import importer
 from agentgauge.io.jsonl import (
     RawLine,
@@ -357,7 +357,10 @@ def parse_chat_line(raw: RawLine, warnings: list[ReadError] | None = None) -> Tr
     if isinstance(chat, ReadError):
         return chat
     try:
-        trace, replaced = storable_trace(_trace(chat, raw.line))
+        trace = _trace(chat, raw.line)
+        replaced: list[tuple[str | int, ...]] = []
+        if may_hold_surrogate(raw.text):  # else no value can hold a lone surrogate
+            trace, replaced = storable_trace(trace)
     except _FieldError as exc:
         return ReadError(raw.source, raw.line, exc.field, exc.message)
     except ValidationError as exc:
