@@ -68,7 +68,7 @@ from agentgauge.scoring import (
     uncertainty,
 )
 from agentgauge.store import MetricRow, PreparedBatch, SampleRow, Store, prepare_batch
-from agentgauge.usage import trace_usage
+from agentgauge.usage import price_usd, trace_usage
 
 __all__ = [
     "EXECUTORS",
@@ -869,11 +869,21 @@ class _InlineRunner:
         return None
 
 
+def _load_before_fork() -> None:
+    """Load here, once, what each worker would otherwise load for itself on its first batch:
+    genai-prices' price table, from which every sample's usage is priced (forked workers
+    share this process's memory)."""
+    price_usd("gpt-4o-mini", 0, 0)
+
+
 class _PoolRunner:
     """A process pool; each worker builds the suite's metrics once."""
 
     def __init__(self, suite: Suite, n_jobs: int) -> None:
-        ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else mp.get_context()
+        forked = "fork" in mp.get_all_start_methods()
+        ctx = mp.get_context("fork") if forked else mp.get_context()
+        if forked:
+            _load_before_fork()
         self._pool = ProcessPoolExecutor(
             n_jobs, mp_context=ctx, initializer=_init_worker, initargs=(suite.model_dump_json(),)
         )
@@ -1015,6 +1025,8 @@ def evaluate_files(run: FileRun, *, store: Store, options: EvaluateOptions | Non
         run_id: str = reads_files(run, store=store, options=opts)
         return run_id
     paths = [Path(p) for p in run.sources]
+    if importer.prepare is not None:
+        importer.prepare()  # before the workers start, so that they share what it loads
     items = importer.items(paths)
     total = importer.count(paths) if opts.progress else None
     opts = replace(

@@ -90,6 +90,9 @@ class ImporterInfo:
         pending: for a format whose records span lines (a run's spans over a whole file): a
             reader like ``read`` whose items may be :class:`Pending` records, which the
             scoring workers finish (in parallel); None when ``read`` does all the work.
+        prepare: loads what finishing its records needs (the conventions that read spans),
+            called before the scoring workers start: forked workers share what it loaded
+            instead of each loading it on its first batch.
     """
 
     name: str
@@ -99,6 +102,7 @@ class ImporterInfo:
     no_trace_hint: str | None = None
     parse: LineParser | None = None
     pending: PendingReader | None = None
+    prepare: Callable[[], object] | None = None
 
     def items(self, paths: Iterable[str | Path]) -> Iterable[Trace | ReadError | RawLine | Pending]:
         """What the engine scores from ``paths``: raw lines when the format has them, else
@@ -132,6 +136,7 @@ def importer(
     no_trace_hint: str | None = None,
     parse: LineParser | None = None,
     pending: PendingReader | None = None,
+    prepare: Callable[[], object] | None = None,
 ) -> Callable[[Importer], Importer]:
     """Register a reader ``read(path, **options) -> Iterator[Trace | ReadError]`` as the
     importer of the format ``name``.
@@ -144,6 +149,7 @@ def importer(
         no_trace_hint: see :class:`ImporterInfo`.
         parse: see :class:`ImporterInfo` (required with ``lines``).
         pending: see :class:`ImporterInfo`.
+        prepare: see :class:`ImporterInfo`.
     """
     if (lines is None) != (parse is None):
         raise TypeError(f"@importer({name!r}): lines and parse go together")
@@ -152,7 +158,7 @@ def importer(
         if not callable(read):
             raise TypeError(f"@importer({name!r}) decorates a function, not {read!r}")
         options = keyword_options(read)
-        return ImporterInfo(name, read, options, lines, no_trace_hint, parse, pending)
+        return ImporterInfo(name, read, options, lines, no_trace_hint, parse, pending, prepare)
 
     return IMPORTERS.decorator(name, info, description=description)
 

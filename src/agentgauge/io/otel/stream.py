@@ -16,7 +16,7 @@ from agentgauge._safe import describe, unexpected
 from agentgauge.io.importers import importer
 from agentgauge.io.jsonl import ReadError, storable_trace, surrogate_note, validation_read_error
 from agentgauge.io.otel.assemble import build_trace
-from agentgauge.io.otel.conventions import observe
+from agentgauge.io.otel.conventions import CONVENTIONS, observe
 from agentgauge.io.otel.observation import Observation
 from agentgauge.io.otel.runs import Runs
 from agentgauge.io.otel.wire.documents import is_binary, read_documents
@@ -416,6 +416,7 @@ def pending_runs(
     "otel",
     description="OpenTelemetry GenAI / OpenInference spans in any span format, told by content",
     pending=pending_runs,
+    prepare=CONVENTIONS.load,
 )
 def read_otel(
     path: str | Path,
@@ -502,6 +503,6 @@ def _span_pending(
 
 
 for _format, _description in _SPAN_IMPORTERS.items():
-    importer(_format, description=_description, pending=_span_pending(_format))(
-        _span_importer(_format)
-    )
+    importer(
+        _format, description=_description, pending=_span_pending(_format), prepare=CONVENTIONS.load
+    )(_span_importer(_format))
