@@ -14,6 +14,7 @@ import gc
 import hashlib
 import multiprocessing as mp
 import os
+import pickle
 import signal
 import sqlite3
 import sys
@@ -27,6 +28,7 @@ from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field, replace
 from functools import partial
+from itertools import islice
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -487,9 +489,14 @@ def _init_worker(suite_json: str) -> None:
     _worker_state = (suite, suite.build_metrics())
 
 
-def _score_batch_in_worker(batch: Batch) -> Outcome:
+def _score_batch_in_worker(pickled: bytes) -> bytes:
+    """Score a batch sent pickled, and send its outcome back pickled: read and written here
+    with the collector paused (a batch of spans is thousands of objects, whose unpickling
+    would otherwise set the collector walking the whole heap, again and again)."""
     assert _worker_state is not None, "worker not initialised"
-    return score_batch(batch, *_worker_state)
+    with collector_paused():
+        outcome = score_batch(pickle.loads(pickled), *_worker_state)
+        return pickle.dumps(outcome, protocol=pickle.HIGHEST_PROTOCOL)
 
 
 def _warm_up() -> None:
@@ -520,13 +527,13 @@ def _batches(
 ) -> Iterator[Batch]:
     """The items in batches of ``size``, those ``done`` finds already stored left out (asked
     batch by batch: a resumed run holds no list of what it already has)."""
-    batch: Batch = []
-    for seq, item in enumerate(items, start=first_seq):
-        batch.append((seq, item_key(seq, item), item))
-        if len(batch) >= size:
-            yield from _not_done(batch, done, on_skip)
-            batch = []
-    if batch:
+    numbered = enumerate(items, start=first_seq)
+    while True:
+        # read with the collector paused, like the scoring: it runs between batches
+        with collector_paused():
+            batch: Batch = [(seq, item_key(seq, it), it) for seq, it in islice(numbered, size)]
+        if not batch:
+            return
         yield from _not_done(batch, done, on_skip)
 
 
@@ -876,6 +883,12 @@ def _load_before_fork() -> None:
     price_usd("gpt-4o-mini", 0, 0)
 
 
+def _unpickled(pickled: bytes) -> Outcome:
+    with collector_paused():
+        outcome: Outcome = pickle.loads(pickled)
+    return outcome
+
+
 class _PoolRunner:
     """A process pool; each worker builds the suite's metrics once."""
 
@@ -893,14 +906,15 @@ class _PoolRunner:
     def run(self, batches: Iterator[Batch]) -> Iterator[Outcome]:
         # the outcomes in the batches' order: the store is written as one process writes it
         # (the same line's messages from two batches end the same way)
-        pending: deque[Future[Outcome]] = deque()
+        pending: deque[Future[bytes]] = deque()
         try:
             for batch in batches:
-                pending.append(self._pool.submit(_score_batch_in_worker, batch))
+                pickled = pickle.dumps(batch, protocol=pickle.HIGHEST_PROTOCOL)
+                pending.append(self._pool.submit(_score_batch_in_worker, pickled))
                 if len(pending) >= self._max_pending:
-                    yield pending.popleft().result()
+                    yield _unpickled(pending.popleft().result())
             while pending:
-                yield pending.popleft().result()
+                yield _unpickled(pending.popleft().result())
         except BrokenProcessPool as exc:
             raise EngineError(
                 f"a worker process died ({exc}); finished batches are saved: resume the run"
