@@ -527,13 +527,13 @@ def _batches(
 ) -> Iterator[Batch]:
     """The items in batches of ``size``, those ``done`` finds already stored left out (asked
     batch by batch: a resumed run holds no list of what it already has)."""
-    numbered = enumerate(items, start=first_seq)
-    while True:
-        # read with the collector paused, like the scoring: it runs between batches
-        with collector_paused():
-            batch: Batch = [(seq, item_key(seq, it), it) for seq, it in islice(numbered, size)]
-        if not batch:
-            return
+    batch: Batch = []
+    for seq, item in enumerate(items, start=first_seq):
+        batch.append((seq, item_key(seq, item), item))
+        if len(batch) >= size:
+            yield from _not_done(batch, done, on_skip)
+            batch = []
+    if batch:
         yield from _not_done(batch, done, on_skip)
 
 
@@ -549,6 +549,19 @@ def _not_done(
         batch = [entry for entry in batch if entry[1] not in stored]
     if batch:
         yield batch
+
+
+def _read_paused(items: Iterable[Item], size: int) -> Iterator[Item]:
+    """A file's items, read ``size`` at a time with the collector paused, as they are scored
+    (a batch of spans read is thousands of objects, which would set the collector walking the
+    whole heap again and again); it runs between the batches."""
+    iterator = iter(items)
+    while True:
+        with collector_paused():
+            chunk = list(islice(iterator, size))
+        if not chunk:
+            return
+        yield from chunk
 
 
 def _judge_cache_in_store(suite: Suite, store: Store) -> Suite:
@@ -1041,7 +1054,7 @@ def evaluate_files(run: FileRun, *, store: Store, options: EvaluateOptions | Non
     paths = [Path(p) for p in run.sources]
     if importer.prepare is not None:
         importer.prepare()  # before the workers start, so that they share what it loads
-    items = importer.items(paths)
+    items = _read_paused(importer.items(paths), opts.batch_size)
     total = importer.count(paths) if opts.progress else None
     opts = replace(
         opts,
