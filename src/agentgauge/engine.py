@@ -41,6 +41,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from agentgauge._price_cache import kept_rates
 from agentgauge._redact import hide_credentials, redact_json
 from agentgauge._safe import DecodeError, guarded, may_hold_surrogate
 from agentgauge.config import Suite
@@ -70,7 +71,7 @@ from agentgauge.scoring import (
     uncertainty,
 )
 from agentgauge.store import MetricRow, PreparedBatch, SampleRow, Store, prepare_batch
-from agentgauge.usage import price_usd, trace_usage
+from agentgauge.usage import trace_usage
 
 __all__ = [
     "EXECUTORS",
@@ -891,9 +892,9 @@ class _InlineRunner:
 
 def _load_before_fork() -> None:
     """Load here, once, what each worker would otherwise load for itself on its first batch:
-    genai-prices' price table, from which every sample's usage is priced (forked workers
-    share this process's memory)."""
-    price_usd("gpt-4o-mini", 0, 0)
+    the models' prices kept between processes, from which the samples' usage is priced
+    (forked workers share this process's memory)."""
+    kept_rates("")  # the first look-up reads the whole file
 
 
 def _unpickled(pickled: bytes) -> Outcome:
