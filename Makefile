@@ -43,8 +43,10 @@ lint: install
 	$(VENV)/bin/ruff format --check src tests bench examples
 	$(VENV)/bin/mypy src
 
+# the peers a bench runs beside agentgauge get virtual environments of their own, made there once
 bench: install $(BENCH_DEPS)/.installed
-	for f in bench/bench_*.py; do echo "== $$f"; PYTHONPATH=src:$(BENCH_DEPS) $(PY) $$f || exit 1; done
+	for f in bench/bench_*.py; do echo "== $$f"; AGENTGAUGE_BENCH_PEERS=$(CURDIR)/$(BENCH_DEPS) \
+		PYTHONPATH=src:$(BENCH_DEPS) $(PY) $$f || exit 1; done
 
 # The wheel and the sdist under dist/, built offline from this venv's setuptools (no isolated
 # build environment to download) and checked as PyPI would render them.

@@ -25,8 +25,9 @@ jobs on a shared machine inflate it less than wall time), and every value is com
 
     PYTHONPATH=src python bench/bench_trajectory.py [--n 20000] [--jobs 1]
 
-The peers' environments are kept in ``$AGENTGAUGE_BENCH_PEERS`` (default: a folder under the
-system's temporary directory) so that a second run does not install them again.
+The peers' environments are kept in ``$AGENTGAUGE_BENCH_PEERS`` (``make bench``: the
+checkout's ``.bench-deps``; default: a folder under the system's temporary directory) so that a
+second run does not install them again.
 """
 
 from __future__ import annotations
