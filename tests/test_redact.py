@@ -17,6 +17,7 @@ from agentgauge._redact import (
     hide_credentials,
     might_hold_secret,
     redact_error,
+    redact_json,
     redact_secrets,
 )
 from agentgauge._secrets import credential_rules, gitleaks_rules, python_regex
@@ -138,6 +139,24 @@ def test_ordinary_text_is_kept() -> None:
     ):
         assert hide_credentials(text) == text
         assert not might_hold_secret(json.dumps({"t": text}))
+
+
+def test_a_credential_beside_usage_counts_is_screened() -> None:
+    # usage counts are quiet places of the needle "token": a text holding them is searched
+    # without it, unless a place of it is not a count, and then as any text
+    usage = {"input_tokens": 412, "output_tokens": 20, "cache_read_tokens": 256}
+    assert not might_hold_secret(json.dumps({"usage": usage, "note": "ok"}))
+    assert not might_hold_secret(json.dumps({"usage": usage, "note": "café"}))
+    for extra in (
+        {"auth_token": "Q3m8Zx1Lk9Pw2Vt7Rb4N"},
+        {"note": "token=Q3m8Zx1Lk9Pw2Vt7Rb4N"},
+        {"note": "Bearer Q3m8Zx1Lk9Pw2Vt7Rb4N"},
+        {"note": "café Bearer Q3m8Zx1Lk9Pw2Vt7Rb4N"},
+    ):
+        value = {"usage": usage, **extra}
+        text = json.dumps(value)
+        assert might_hold_secret(text), extra
+        assert "Q3m8Zx1Lk9Pw2Vt7Rb4N" not in redact_json(text)
 
 
 def test_every_gitleaks_rule_compiles_in_python() -> None:

@@ -75,11 +75,11 @@ _ESCAPED = {'"': '"', "\\": "\\", "/": "/", "b": "\n", "f": "\n", "n": "\n", "r"
 # the escapes of one character after the backslash, other than the backslash itself
 _SHORT_ESCAPES = tuple(("\\" + k, v) for k, v in _ESCAPED.items() if k != "\\")
 _LONGEST_JSON_IN_STRING = 1 << 20
-# A key ending in "token" or "tokens" that holds a short integer (a usage count: "input_tokens":
-# 412): redaction keeps numbers, and no rule that owns the needle "token" matches from there
-# (a secret-looking value needs a string or a longer run), so the needle is not searched there
-# and a trace's usage blocks cost no regex search.
-_COUNT_KEY = re.compile(r'token(?=s?"\s*:\s*\d{1,15}[,}\]])')
+# What follows "token" in a key ending in "token" or "tokens" that holds a short integer (a usage
+# count: "input_tokens": 412): redaction keeps numbers, and no rule that owns the needle "token"
+# matches from there (a secret-looking value needs a string or a longer run), so the needle is
+# not searched there and a trace's usage blocks cost no regex search.
+_COUNT_KEY_END = r's?"\s*:\s*\d{1,15}[,}\]]'
 
 
 def redact_url(text: str) -> str:
@@ -250,7 +250,7 @@ def _json_screen() -> RuleSet:
                 for id, regex, keywords in rules
             ),
         ],
-        quiet={"token": _COUNT_KEY},
+        quiet={"token": _COUNT_KEY_END},
     )
 
 

@@ -215,13 +215,12 @@ class RuleSet:
 
     Args:
         rules: the rules.
-        quiet: needle text -> a regex that, matching the lower-cased text where the needle is,
-            says that no match of the needle's rules starts there (the needle is not searched).
+        quiet: needle text -> a regex that, matching the lower-cased text right after the
+            needle, says that no match of the needle's rules starts there (the needle is not
+            searched there).
     """
 
-    def __init__(
-        self, rules: Sequence[Rule], quiet: Mapping[str, re.Pattern[str]] | None = None
-    ) -> None:
+    def __init__(self, rules: Sequence[Rule], quiet: Mapping[str, str] | None = None) -> None:
         self.rules = tuple(rules)
         owners: dict[str, list[tuple[Needle, int]]] = {}
         for i, rule in enumerate(self.rules):
@@ -230,13 +229,30 @@ class RuleSet:
         # each needle's text once, with the rules that own it
         self._owners = list(owners.values())
         texts = list(owners)
-        self._quiet = {texts.index(t): q.match for t, q in (quiet or {}).items() if t in owners}
+        quiet = {t: tail for t, tail in (quiet or {}).items() if t in owners}
+        self._quiet = {
+            texts.index(t): re.compile(f"{re.escape(t)}(?={tail})").match
+            for t, tail in quiet.items()
+        }
         self._plans: list[tuple[_Search, ...] | None] = [None] * len(texts)
         self._automaton = AhoCorasick(texts, implementation=Implementation.DFA)
         # an ASCII text is searched as bytes, where positions are the same and no character
         # offsets need working out
         self._ascii = BytesAhoCorasick(
             [t.encode() for t in texts], implementation=Implementation.DFA
+        )
+        # needles found all over clean text (a usage block's "input_tokens") but quiet there:
+        # one regex finds a place where one is not, and while there is none, an ASCII text
+        # is searched without them (no place of theirs to look at one by one)
+        self._every = range(len(texts))
+        self._loud = [i for i in self._every if i not in self._quiet]
+        self._not_quiet = (
+            re.compile("|".join(f"{re.escape(t)}(?!{tail})" for t, tail in quiet.items())).search
+            if quiet
+            else None
+        )
+        self._ascii_loud = BytesAhoCorasick(
+            [texts[i].encode() for i in self._loud], implementation=Implementation.DFA
         )
 
     def _plan(self, index: int) -> tuple[_Search, ...]:
@@ -300,13 +316,21 @@ class RuleSet:
         # :meth:`_hits` and :meth:`_matches` unrolled: a clean text (the common case) finds
         # a few needles, and the generators' calls would cost more than the searches
         low = _lowered(text)
-        found = self._found(low)
+        # the needles' indexes in the automaton that found them
+        indexes: Sequence[int] = self._every
+        if low.isascii() and (self._not_quiet is None or self._not_quiet(low) is None):
+            # the quiet needles are quiet everywhere: the others, in the same order
+            found = self._ascii_loud.find_matches_as_indexes(low.encode(), overlapping=True)
+            indexes = self._loud
+        else:
+            found = self._found(low)
         if not found:
             return False
         size = len(text)
         searched: dict[int, int] = {}
         quiet, plans = self._quiet, self._plans
-        for index, at, _ in found:
+        for number, at, _ in found:
+            index = indexes[number]
             if index in quiet and quiet[index](low, at):
                 continue
             plan = plans[index]
