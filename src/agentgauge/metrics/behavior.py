@@ -184,15 +184,26 @@ _TO_WORDS = bytes(c if chr(c).isalnum() or c == ord("_") else ord(" ") for c in 
 
 
 def _collect_texts(value: JSON, numbers: bool, out: list[str]) -> None:
+    # the items of a dict or list are told by their exact type, a string taken on the spot:
+    # no call and no isinstance per leaf (JSON holds plain types; anything else recurses)
+    items = value.values() if isinstance(value, dict) else value
+    for item in items:
+        kind = type(item)
+        if kind is str:
+            if item.strip():
+                out.append(item)
+        elif kind is dict or kind is list or not (kind is int or kind is float or kind is bool):
+            _collect_leaf(item, numbers, out)
+        elif numbers and kind is not bool:
+            out.append(str(item))
+
+
+def _collect_leaf(value: JSON, numbers: bool, out: list[str]) -> None:
     if isinstance(value, str):
         if value.strip():
             out.append(value)
-    elif isinstance(value, dict):
-        for item in value.values():
-            _collect_texts(item, numbers, out)
-    elif isinstance(value, list):
-        for item in value:
-            _collect_texts(item, numbers, out)
+    elif isinstance(value, dict | list):
+        _collect_texts(value, numbers, out)
     elif numbers and isinstance(value, int | float) and not isinstance(value, bool):
         out.append(str(value))
 
@@ -202,7 +213,7 @@ def _texts(value: JSON, *, numbers: bool = False) -> list[str]:
     if isinstance(value, str):  # the common case: a text output
         return [value] if value.strip() else []
     out: list[str] = []
-    _collect_texts(value, numbers, out)
+    _collect_leaf(value, numbers, out)
     return out
 
 
