@@ -183,10 +183,10 @@ _TO_WORDS = bytes(c if chr(c).isalnum() or c == ord("_") else ord(" ") for c in 
 # --------------------------------------------------------------------------- shared helpers
 
 
-def _collect_texts(value: JSON, numbers: bool, out: list[str]) -> None:
+def _collect_texts(value: dict[str, Any] | list[Any], numbers: bool, out: list[str]) -> None:
     # the items of a dict or list are told by their exact type, a string taken on the spot:
     # no call and no isinstance per leaf (JSON holds plain types; anything else recurses)
-    items = value.values() if isinstance(value, dict) else value
+    items: Iterable[Any] = value.values() if isinstance(value, dict) else value
     for item in items:
         kind = type(item)
         if kind is str:
