@@ -241,10 +241,11 @@ def _count_scalars(value: JSON) -> int:
 class _WordCache:
     """The distinct lower-cased word tokens (runs of word characters) of a text, memoised.
 
-    The behaviour metrics of a batch read the same texts (a step's content is read by safety,
-    coherence and adaptability), so each text is tokenised once. The words of texts joined
-    by whitespace are the union of their words (a separator is not a word character), which
-    lets a metric combine the cached pieces in any grouping. The memo is bounded (entries
+    The behaviour metrics of a trace read the same groups of texts (its output is read by
+    safety, coherence and adaptability; its output and prose by coherence and adaptability),
+    so each group is tokenised once, as one text: the words of texts joined by a line break
+    are the union of their words (a separator is not a word character), and one split of the
+    joined text costs less than a split of each and a union. The memo is bounded (entries
     and characters) and starts afresh when full, so memory stays flat however long the run.
     """
 
@@ -276,10 +277,9 @@ class _WordCache:
         Args:
             texts: the texts.
         """
-        known = [w for w in map(self._words.get, texts) if w is not None]
-        if len(known) < len(texts):  # a text not seen yet
-            known = [self.of(text) for text in texts]
-        return known[0] if len(known) == 1 else frozenset().union(*known)
+        if len(texts) == 1:
+            return self.of(texts[0])
+        return self.of("\n".join(texts))
 
 
 _WORDS = _WordCache()
@@ -723,7 +723,7 @@ class Safety:
         text = "\n".join(texts)
         found = [
             {"where": where, "list": "unsafe_term", "match": term}
-            for term in sorted(self._terms.find(text, _WORDS.union(texts)))
+            for term in sorted(self._terms.find(text, _WORDS.of(text)))
         ]
         found.extend(
             {"where": where, "list": "security", "pattern": pattern}
@@ -991,7 +991,7 @@ class Coherence:
         joined = "\n".join(texts)
         word_count = len(joined.split())
 
-        tokens = _WORDS.union(texts)
+        tokens = _WORDS.of(joined)
         connectors = self._connectors.find(joined, tokens)
         if _max_sentences(texts) <= 1:
             flow = 1.0
@@ -1198,7 +1198,7 @@ class Adaptability:
         elif rule == "reasoning":
             pieces = [*_texts(trace.output), *self._agent.prose(steps)]
             text = "\n".join(pieces)
-            hit = bool(self._reasoning.find(text, _WORDS.union(pieces)))
+            hit = bool(self._reasoning.find(text, _WORDS.of(text)))
         elif rule == "tools":
             called = {s.tool_call.name for s in steps if s.tool_call is not None}
             expected = {c.name for c in trace.task.expected_calls or []}
