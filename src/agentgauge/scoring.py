@@ -208,6 +208,8 @@ def noise_intervals(details: Mapping[str, Any]) -> dict[str, tuple[float, float]
     out = {}
     for name, entry in details.items():
         repeated = entry.get("judge_samples") if isinstance(entry, Mapping) else None
+        if repeated is None:  # no repeated judgment: most metrics, every sample
+            continue
         interval = repeated.get("interval") if isinstance(repeated, Mapping) else None
         if isinstance(interval, list | tuple) and len(interval) == 2 and interval[0] < interval[1]:
             out[name] = (float(interval[0]), float(interval[1]))
