@@ -246,6 +246,7 @@ class RuleSet:
         # is searched without them (no place of theirs to look at one by one)
         self._every = range(len(texts))
         self._loud = [i for i in self._every if i not in self._quiet]
+        self._quiet_texts = tuple(quiet)
         self._not_quiet = (
             re.compile("|".join(f"{re.escape(t)}(?!{tail})" for t, tail in quiet.items())).search
             if quiet
@@ -318,7 +319,11 @@ class RuleSet:
         low = _lowered(text)
         # the needles' indexes in the automaton that found them
         indexes: Sequence[int] = self._every
-        if low.isascii() and (self._not_quiet is None or self._not_quiet(low) is None):
+        if low.isascii() and (
+            self._not_quiet is None
+            or not any(t in low for t in self._quiet_texts)
+            or self._not_quiet(low) is None
+        ):
             # the quiet needles are quiet everywhere: the others, in the same order
             found = self._ascii_loud.find_matches_as_indexes(low.encode(), overlapping=True)
             indexes = self._loud

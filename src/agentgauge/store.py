@@ -31,6 +31,7 @@ from agentgauge._redact import hide_credentials, redact_json, redact_secrets
 from agentgauge._safe import (
     DecodeError,
     dumps,
+    guarded,
     loads,
     may_hold_surrogate,
     storable_text,
@@ -558,6 +559,10 @@ def _shown_short(value: str) -> str:
     return _text(hide_credentials(value))
 
 
+# ``json.dumps(value, default=str)``, its encoder made once rather than for every sample
+_ANY_VALUE = json.JSONEncoder(default=str)
+
+
 def _stored_json(value: Any) -> str:
     """``value`` as the store keeps JSON from the input, a model or a judge: its secrets hidden
     (:func:`redact_json`) and a lone surrogate read as U+FFFD (the JSON escape of one would
@@ -566,7 +571,7 @@ def _stored_json(value: Any) -> str:
     Raises:
         DecodeError: the value cannot be written as JSON.
     """
-    text = dumps(value, default=str)
+    text = guarded(_ANY_VALUE.encode, value)
     if may_hold_surrogate(text):
         text = dumps(without_surrogates(loads(text)))
     return redact_json(text)

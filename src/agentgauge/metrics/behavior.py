@@ -488,6 +488,29 @@ def compare_json(expected: JSON, actual: JSON, *, normalize_strings: bool = Fals
     return 1.0 if _same_primitive(expected, actual, normalize_strings) else 0.0
 
 
+def _accuracy(trace: Trace, normalize_strings: bool) -> tuple[float | None, dict[str, Any]]:
+    """:class:`Accuracy`'s value and details."""
+    expected = trace.task.expected_output
+    if expected is None:
+        return None, {}
+    output = trace.output
+    details: dict[str, Any] = {"normalize_strings": normalize_strings}
+    if expected and isinstance(expected, dict) and isinstance(output, dict):
+        # the same mean as compare_json, keeping the per-key scores for the details
+        per_key = {
+            k: compare_json(v, output[k], normalize_strings=normalize_strings)
+            if k in output
+            else 0.0
+            for k, v in expected.items()
+        }
+        details["per_key"] = per_key
+        return sum(per_key.values()) / len(per_key), details
+    if isinstance(expected, list) and isinstance(output, list):
+        details["expected_len"] = len(expected)
+        details["output_len"] = len(output)
+    return compare_json(expected, output, normalize_strings=normalize_strings), details
+
+
 @metric("accuracy", description="similarity of the output to task.expected_output (0..1)")
 class Accuracy:
     """Correctness of ``trace.output`` against ``trace.task.expected_output``.
@@ -507,25 +530,9 @@ class Accuracy:
         self.normalize_strings = bool(normalize_strings)
 
     def _compare(self, trace: Trace) -> tuple[float | None, dict[str, Any]]:
-        expected = trace.task.expected_output
-        if expected is None:
-            return None, {}
-        output = trace.output
-        details: dict[str, Any] = {"normalize_strings": self.normalize_strings}
-        if expected and isinstance(expected, dict) and isinstance(output, dict):
-            # the same mean as compare_json, keeping the per-key scores for the details
-            per_key = {
-                k: compare_json(v, output[k], normalize_strings=self.normalize_strings)
-                if k in output
-                else 0.0
-                for k, v in expected.items()
-            }
-            details["per_key"] = per_key
-            return sum(per_key.values()) / len(per_key), details
-        if isinstance(expected, list) and isinstance(output, list):
-            details["expected_len"] = len(expected)
-            details["output_len"] = len(output)
-        return compare_json(expected, output, normalize_strings=self.normalize_strings), details
+        # worked out once per trace for accuracy and exact_match (a fresh details dict each)
+        value, details = shared_per_trace(trace, _accuracy, self.normalize_strings)
+        return value, dict(details)
 
     def score(self, trace: Trace) -> MetricResult:
         """Score one trace.
