@@ -365,9 +365,10 @@ def test_a_page_on_another_site_cannot_post_a_trace_to_the_receiver(
     finally:
         page.close()
         run_id = live.stop()
-    # every request reached the receiver, and each was refused for the site it came from
-    # (Chromium names it in Origin, on a no-cors request too)
-    assert answered == [403] * 7, answered
+    # every request was refused for the site it came from (Chromium names it in Origin, on a
+    # no-cors request too); the beacon's answer may reach a page that has moved on too late to
+    # be seen, but a beacon let through would have stored its trace
+    assert set(answered) == {403} and len(answered) >= 6, answered
     with Store(db) as store:
         assert list(store.iter_samples(run_id)) == []
         assert store.records(run_id, "otlp") == []
