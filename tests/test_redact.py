@@ -159,6 +159,66 @@ def test_a_credential_beside_usage_counts_is_screened() -> None:
         assert "Q3m8Zx1Lk9Pw2Vt7Rb4N" not in redact_json(text)
 
 
+def test_a_key_holding_a_number_is_quiet_in_plain_json_and_a_credential_beside_it_is_not() -> None:
+    # "token" that ends a key holding a number: any number, any writer's spacing
+    usage = {
+        "input_tokens": -1,
+        "output_tokens": 1.5e10,
+        "max_tokens": 12345678901234567890,
+        "token": 3,
+        "reasoning_tokens": 0.25,
+    }
+    for text in (
+        json.dumps({"usage": usage}),
+        json.dumps({"usage": usage}, indent=2),
+        json.dumps({"usage": usage}, separators=(",", ":")),
+        json.dumps({"usage": usage, "note": "a\nb"}),  # escapes, but no escaped quote
+    ):
+        assert not might_hold_secret(text), text
+    secret = "Q3m8Zx1Lk9Pw2Vt7Rb4N"
+    # a string where counts go is searched (the rules see a value after "tokens")
+    assert might_hold_secret(json.dumps({"usage": usage, "input_tokens": secret}))
+    for value in (
+        {"usage": usage, "note": f"token: {secret}"},
+        {"usage": usage, "note": f"tokens={secret}"},
+        # quotes inside a string: its text is screened as JSON of its own
+        {"usage": usage, "note": json.dumps({"input_tokens": secret})},
+        {"usage": usage, "note": f'the "access_token": {secret}'},
+        {"usage": usage, "note": f"auth token: {secret}"},
+        {"tokens": usage, "auth_token": secret},
+        [1, f"ends with a token: {secret} token"],
+    ):
+        for text in (json.dumps(value), json.dumps(value, indent=2)):
+            assert might_hold_secret(text), text
+            assert secret not in redact_json(text)
+
+
+def test_a_tool_call_name_is_passed_over_and_a_header_pair_is_not() -> None:
+    call = {"tool_call": {"name": "calculator", "arguments": {"q": "1+1"}}}
+    assert not might_hold_secret(json.dumps(call))
+    assert not might_hold_secret(json.dumps({"args": json.dumps(call)}))
+    for header in (
+        {"name": "X-Api-Key", "value": "v1"},
+        {"name": "Authorization", "value": "abc"},
+        {"key": "Cookie", "value": "abc"},
+        {"header": "pass", "value": "abc"},
+    ):
+        for value in ([call, header], {"args": json.dumps([call, header])}):
+            text = json.dumps(value)
+            assert might_hold_secret(text), text
+            assert "abc" not in redact_json(text).replace("calculator", "")
+
+
+def test_a_url_credential_is_found_and_a_plain_url_is_passed_over() -> None:
+    assert not might_hold_secret(json.dumps({"u": "https://example.com/a?page=2#top"}))
+    for url in ("https://alice:Xk29Lm4Qp8Rt@db.example.com/", "https://h/x?api-key=Q3m8Zx1L"):
+        for value in ({"u": url}, {"args": json.dumps({"u": url})}):
+            text = json.dumps(value)
+            assert might_hold_secret(text), text
+            assert "Xk29Lm4Qp8Rt" not in redact_json(text)
+            assert "Q3m8Zx1L" not in redact_json(text)
+
+
 def test_every_gitleaks_rule_compiles_in_python() -> None:
     rules = gitleaks_rules()
     assert len(rules) > 200
@@ -181,7 +241,7 @@ FRAGMENTS = (
 )  # fmt: skip
 texts = st.lists(st.sampled_from(FRAGMENTS), max_size=14).map("".join)
 values: st.SearchStrategy[Any] = st.recursive(
-    texts | st.integers() | st.none(),
+    texts | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.none(),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(texts, inner, max_size=3),
     max_leaves=8,
 )

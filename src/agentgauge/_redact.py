@@ -80,6 +80,15 @@ _LONGEST_JSON_IN_STRING = 1 << 20
 # matches from there (a secret-looking value needs a string or a longer run), so the needle is
 # not searched there and a trace's usage blocks cost no regex search.
 _COUNT_KEY_END = r's?"\s*:\s*\d{1,15}[,}\]]'
+# In plain JSON text (no escaped quote: every quote is one of the JSON's own), "token" followed
+# by one of these ends a key that holds a number: redaction keeps numbers, and nothing follows
+# "token" in the key for a rule that owns the needle to match, whatever number it is.
+_NUMBER_KEY_END = tuple(
+    f'{plural}"{colon}{first}'
+    for plural in ("", "s")
+    for colon in (":", ": ")
+    for first in "-0123456789"
+)
 
 
 def redact_url(text: str) -> str:
@@ -215,43 +224,65 @@ def _json_screen() -> RuleSet:
     as a name and a value (one pass finds the needles of all)."""
     parts = "|".join(_KEY_PARTS)
     names = "|".join(sorted(_HEADER_NAME_KEYS))
-    rules = [
+    # a needle of each key part
+    key_parts = (
+        "api",
+        "secret",
+        "token",
+        "passw",
+        "auth",
+        "credential",
+        "private",
+        "access",
+        "cookie",
+    )
+    whole_keys = ('"pass"', '"pw"', '"pwd"')
+    rules: list[tuple[str, str, tuple[str, ...], tuple[str, ...]]] = [
         (
             "secret-key",
             # a key ends within 64 characters; or cannot be told in the window: a key part
             # followed by 64 characters without a quote, or by a quote that ends no JSON
             # string (an escaped one) may be inside a long key
             rf'(?:{parts})(?:[\s\S]{{0,64}}?"\s*:|[^"]{{64}}|[^"]{{0,64}}"(?!\s*[,:}}\]]))',
-            (
-                "api",
-                "secret",
-                "token",
-                "passw",
-                "auth",
-                "credential",
-                "private",
-                "access",
-                "cookie",
-            ),
+            key_parts,
+            (),
         ),
-        ("whole-secret-key", r'"(?:pass|pwd?)"\s*:', ('"pass"', '"pw"', '"pwd"')),
+        ("whole-secret-key", r'"(?:pass|pwd?)"\s*:', whole_keys, ()),
         (
             "header-pair",
-            # the name's text ends at its closing quote, or is cut by an escaped quote
-            rf'"(?:{names})"\s*:\s*"(?:[^"]*?(?:{parts}|"(?:pass|pwd?)")|[^"]*"(?!\s*[,:}}\]]))',
+            # the name holds a key part, is a whole secret key ("pass"), or is cut by an
+            # escaped quote; in plain JSON (no escaped quote) a string is followed by a
+            # separator, so the name holds a needle of the first two (every tool call's
+            # "name" is passed over without one)
+            rf'"(?:{names})"\s*:\s*"(?:[^"]*?(?:{parts})|(?:pass|pwd?)"|[^"]*"(?!\s*[,:}}\]]))',
             ('"name"', '"key"', '"header"'),
+            (*key_parts, *whole_keys),
         ),
     ]
     return RuleSet(
         [
             *credential_rules().rules,
             *(
-                Rule(id, regex, 0, tuple(Needle(k) for k in keywords), lowered=True)
-                for id, regex, keywords in rules
+                Rule(
+                    id,
+                    regex,
+                    0,
+                    tuple(Needle(k) for k in keywords),
+                    lowered=True,
+                    plain_needs=plain_needs,
+                )
+                for id, regex, keywords, plain_needs in rules
             ),
         ],
         quiet={"token": _COUNT_KEY_END},
+        plain_quiet={"token": _NUMBER_KEY_END},
+        checks={"://": _has_url_credential},
     )
+
+
+def _has_url_credential(text: str) -> bool:
+    """Whether a URL in ``text`` has a credential that :func:`redact_url` hides."""
+    return any(_clean_url(m.group(0)) != m.group(0) for m in _URL.finditer(text))
 
 
 def _unescaped(text: str) -> str:
@@ -284,10 +315,9 @@ def might_hold_secret(text: str) -> bool:
     Args:
         text: JSON text.
     """
-    text = _unescaped(text)
-    if "://" in text and any(_clean_url(m.group(0)) != m.group(0) for m in _URL.finditer(text)):
-        return True
-    return _json_screen().may_match(text)
+    # without an escaped quote, every quote in the text is one of the JSON's own
+    plain = "\\" not in text or ('\\"' not in text and "\\u0022" not in text)
+    return _json_screen().may_match(_unescaped(text), plain=plain)
 
 
 def redact_json(text: str) -> str:

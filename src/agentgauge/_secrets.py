@@ -21,7 +21,7 @@ import json
 import math
 import re
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache, cached_property
 from importlib import resources
@@ -125,6 +125,8 @@ class Rule:
         lowered: the regex is written in lower case and searched in the lower-cased text
             (positions are the same), without ``re.IGNORECASE``, which makes each character
             of a search several times dearer.
+        plain_needs: in a plain text (:meth:`RuleSet.may_match`), a match also needs one of
+            these needles somewhere in the text: the rule is not searched in one without.
     """
 
     def __init__(
@@ -138,6 +140,7 @@ class Rule:
         allow: Sequence[dict[str, Any]] = (),
         prefix: int = 0,
         lowered: bool = False,
+        plain_needs: tuple[str, ...] = (),
     ) -> None:
         self.id = id
         self.regex = regex
@@ -148,6 +151,7 @@ class Rule:
         self._allow_specs = tuple(allow)
         self.prefix = prefix
         self.lowered = lowered
+        self.plain_needs = plain_needs
 
     @cached_property
     def pattern(self) -> re.Pattern[str]:
@@ -204,10 +208,11 @@ class Rule:
         return span
 
 
-_Search = tuple[int, Needle, int, int | None, re.Pattern[str], bool]
+_Search = tuple[int, Needle, int, int | None, re.Pattern[str], bool, frozenset[int]]
 """A rule owning a needle, as searched where the needle is: its index, the needle, how far
 before and after the needle a match may reach, its regex, whether it searches the lower-cased
-text."""
+text, and the needles (their indexes) one of which a plain text must hold for it to match
+(none: no such condition)."""
 
 
 class RuleSet:
@@ -218,9 +223,22 @@ class RuleSet:
         quiet: needle text -> a regex that, matching the lower-cased text right after the
             needle, says that no match of the needle's rules starts there (the needle is not
             searched there).
+        plain_quiet: needle text -> lower-case continuations after which the needle is quiet
+            in a *plain* text (the caller says which texts are: :meth:`may_match`). The
+            automaton for plain texts holds, instead of the needle, the needle followed by each
+            character that leaves those continuations, so that it never reports the needle
+            where one of them follows (no place of it to look at one by one).
+        checks: extra needle text -> a check of the whole text, made (once) when the needle is
+            in it: True means a match.
     """
 
-    def __init__(self, rules: Sequence[Rule], quiet: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        rules: Sequence[Rule],
+        quiet: Mapping[str, str] | None = None,
+        plain_quiet: Mapping[str, Sequence[str]] | None = None,
+        checks: Mapping[str, Callable[[str], bool]] | None = None,
+    ) -> None:
         self.rules = tuple(rules)
         owners: dict[str, list[tuple[Needle, int]]] = {}
         for i, rule in enumerate(self.rules):
@@ -229,22 +247,26 @@ class RuleSet:
         # each needle's text once, with the rules that own it
         self._owners = list(owners.values())
         texts = list(owners)
+        self._index = {t: i for i, t in enumerate(texts)}
+        # the checks' needles come after the rules' (an index past the owners is a check)
+        self._checks = tuple((checks or {}).values())
+        every = [*texts, *(checks or {})]
         quiet = {t: tail for t, tail in (quiet or {}).items() if t in owners}
         self._quiet = {
             texts.index(t): re.compile(f"{re.escape(t)}(?={tail})").match
             for t, tail in quiet.items()
         }
         self._plans: list[tuple[_Search, ...] | None] = [None] * len(texts)
-        self._automaton = AhoCorasick(texts, implementation=Implementation.DFA)
+        self._automaton = AhoCorasick(every, implementation=Implementation.DFA)
         # an ASCII text is searched as bytes, where positions are the same and no character
         # offsets need working out
         self._ascii = BytesAhoCorasick(
-            [t.encode() for t in texts], implementation=Implementation.DFA
+            [t.encode() for t in every], implementation=Implementation.DFA
         )
         # needles found all over clean text (a usage block's "input_tokens") but quiet there:
         # one regex finds a place where one is not, and while there is none, an ASCII text
         # is searched without them (no place of theirs to look at one by one)
-        self._every = range(len(texts))
+        self._every = range(len(every))
         self._loud = [i for i in self._every if i not in self._quiet]
         self._quiet_texts = tuple(quiet)
         self._not_quiet = (
@@ -253,14 +275,35 @@ class RuleSet:
             else None
         )
         self._ascii_loud = BytesAhoCorasick(
-            [texts[i].encode() for i in self._loud], implementation=Implementation.DFA
+            [every[i].encode() for i in self._loud], implementation=Implementation.DFA
         )
+        # a plain text's automaton: the needles quiet in plain text, each followed by what
+        # leaves its quiet continuations; the automaton's patterns -> the needles' indexes
+        calm = {t: tuple(after) for t, after in (plain_quiet or {}).items() if t in owners}
+        patterns = [t for t in every if t not in calm]
+        self._plain_indexes = [i for i, t in enumerate(every) if t not in calm]
+        for text, after in calm.items():
+            for pattern in _leaving(text, after):
+                patterns.append(pattern)
+                self._plain_indexes.append(texts.index(text))
+        self._ascii_plain = BytesAhoCorasick(
+            [p.encode() for p in patterns], implementation=Implementation.DFA
+        )
+        # a quiet needle this close to a text's end has no character after it to tell
+        self._calm_ends = tuple((t, len(t) + max(map(len, a), default=0)) for t, a in calm.items())
 
     def _plan(self, index: int) -> tuple[_Search, ...]:
         """How the rules owning needle ``index`` are searched where it is found (worked out
         on its first find: a rule's reach parses its regex)."""
         plan = tuple(
-            (owner, needle, *rule.reach, rule.pattern, rule.lowered)
+            (
+                owner,
+                needle,
+                *rule.reach,
+                rule.pattern,
+                rule.lowered,
+                frozenset(self._index[t] for t in rule.plain_needs if t in self._index),
+            )
             for needle, owner in self._owners[index]
             for rule in (self.rules[owner],)
         )
@@ -280,9 +323,10 @@ class RuleSet:
         size = len(text)
         searched: dict[int, int] = {}
         quiet = self._quiet
+        owned = len(self._owners)
         for index, at, _ in found:
-            if index in quiet and quiet[index](low, at):
-                continue
+            if index >= owned or (index in quiet and quiet[index](low, at)):
+                continue  # a check's needle, or a quiet place
             for needle, owner in self._owners[index]:
                 if not fits(low, needle, at):
                     continue
@@ -307,19 +351,30 @@ class RuleSet:
         # every match of the window: the later needles it holds are not searched again
         yield from rule.pattern.finditer(text, max(0, at - lead), stop)
 
-    def may_match(self, text: str) -> bool:
+    def may_match(self, text: str, *, plain: bool = False) -> bool:
         """Whether a rule's regex matches where one of its needles is (before gitleaks'
-        entropy and allowlist checks): False means :meth:`secrets` finds nothing.
+        entropy and allowlist checks), or a check says so: False means :meth:`secrets`
+        finds nothing.
 
         Args:
             text: the text.
+            plain: the needles of ``plain_quiet`` are quiet in this text where their
+                continuations follow them.
         """
         # :meth:`_hits` and :meth:`_matches` unrolled: a clean text (the common case) finds
         # a few needles, and the generators' calls would cost more than the searches
         low = _lowered(text)
         # the needles' indexes in the automaton that found them
         indexes: Sequence[int] = self._every
-        if low.isascii() and (
+        # the needles found in a plain text (worked out for a rule that needs one of them)
+        held: set[int] | None = None
+        plain = plain and low.isascii() and not any(t in low[-n:] for t, n in self._calm_ends)
+        if not low.isascii():
+            found = self._automaton.find_matches_as_indexes(low, overlapping=True)
+        elif plain:
+            found = self._ascii_plain.find_matches_as_indexes(low.encode(), overlapping=True)
+            indexes = self._plain_indexes
+        elif (
             self._not_quiet is None
             or not any(t in low for t in self._quiet_texts)
             or self._not_quiet(low) is None
@@ -328,22 +383,34 @@ class RuleSet:
             found = self._ascii_loud.find_matches_as_indexes(low.encode(), overlapping=True)
             indexes = self._loud
         else:
-            found = self._found(low)
+            found = self._ascii.find_matches_as_indexes(low.encode(), overlapping=True)
         if not found:
             return False
         size = len(text)
         searched: dict[int, int] = {}
-        quiet, plans = self._quiet, self._plans
+        quiet, plans, owned = self._quiet, self._plans, len(self._owners)
+        checked: set[int] = set()
         for number, at, _ in found:
             index = indexes[number]
+            if index >= owned:  # a check's needle: the check, once
+                if index not in checked:
+                    checked.add(index)
+                    if self._checks[index - owned](text):
+                        return True
+                continue
             if index in quiet and quiet[index](low, at):
                 continue
             plan = plans[index]
             if plan is None:
                 plan = self._plan(index)
-            for owner, needle, lead, tail, pattern, lowered in plan:
+            for owner, needle, lead, tail, pattern, lowered, needs in plan:
                 if needle.word_start and not fits(low, needle, at):
                     continue
+                if needs and plain:
+                    if held is None:
+                        held = {indexes[n] for n, _, _ in found}
+                    if held.isdisjoint(needs):
+                        continue
                 stop = size if tail is None else min(size, at + tail)
                 subject = low if lowered else text
                 if not lead:
@@ -397,6 +464,25 @@ class RuleSet:
             last = end
         parts.append(text[last:])
         return "".join(parts)
+
+
+def _leaving(needle: str, after: Sequence[str]) -> list[str]:
+    """``needle`` followed by each character of a lower-cased ASCII text that leaves
+    ``after`` (where what follows the needle can no longer be one of them, nor is one): the
+    places where the needle is not quiet, as literal strings. (Each character the patterns
+    name is one more the automaton tells apart: upper-case letters, which such a text does
+    not hold, are left out.)"""
+    done = set(after)
+    # the beginnings of the continuations short of one (the empty one first)
+    starts = {c[:i] for c in after for i in range(len(c))}
+    starts = {s for s in starts if not any(s.startswith(d) for d in done)}
+    ahead = starts | done
+    return [
+        needle + start + chr(c)
+        for start in sorted(starts)
+        for c in range(128)
+        if not 65 <= c <= 90 and start + chr(c) not in ahead
+    ]
 
 
 def _lowered(text: str) -> str:
