@@ -29,6 +29,8 @@ finally:
 """
 
 NOT_FOR_A_BEHAVIOUR_RUN = {
+    # the summary of a few samples resamples them without numpy
+    "numpy",
     # libraries of other extras and commands
     "scipy",
     "sklearn",

@@ -4,7 +4,9 @@ pass@k, and agreement between raters.
 The interval of a mean is the percentile bootstrap of ``scipy.stats.bootstrap``, seeded, so the
 same values give the same interval; it is computed with numpy alone, the same resamples and the
 same linear quantile as scipy's (equal to its interval to the last bit), so that a command
-scoring a few traces need not import ``scipy.stats``. Past ``max_bootstrap_n`` values the
+scoring a few traces need not import ``scipy.stats``; a few values are resampled in plain
+Python, the same draws and the same arithmetic as numpy's (:mod:`agentgauge._bootstrap`), so
+that such a command need not import numpy either. Past ``max_bootstrap_n`` values the
 resampling costs more than it tells: the interval is then the normal (CLT) interval of the mean,
 which the percentile bootstrap converges to at that size.
 
@@ -18,12 +20,16 @@ intervals are percentile bootstraps over the pairs, resampled together.
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
-import numpy as np
+from agentgauge._bootstrap import bootstrap_percentile
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = [
     "Agreement",
@@ -98,6 +104,8 @@ _HALF = 26  # a 53-bit mantissa as two halves, summed in int64 without overflow
 
 def _scaled_sum(values: np.ndarray) -> int:
     """The exact sum of finite doubles, times 2**(53 + _SHIFT), as an integer."""
+    import numpy as np
+
     if values.size == 0:
         return 0
     mantissas, exponents = np.frexp(values)
@@ -116,6 +124,10 @@ def _scaled_sum(values: np.ndarray) -> int:
 
 
 _CHUNK = 1 << 20  # values per exact sum: int64 partial sums stay far from overflowing
+_PLAIN_CHUNK = 256
+"""A list of at most this many plain Python numbers is added without numpy (as exactly)."""
+_MANTISSA = float(1 << 53)
+_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
 
 
 @dataclass
@@ -148,6 +160,61 @@ class Moments:
         Args:
             values: numbers, ints or floats.
         """
+        few = isinstance(values, list | tuple) and len(values) <= _PLAIN_CHUNK
+        if not (few and self._add_plain(cast("Sequence[float]", values))):
+            self._add_array(values)
+
+    def _add_plain(self, values: Sequence[float]) -> bool:
+        """:meth:`add` of a few plain Python numbers, without numpy; False, and nothing
+        added, when numpy would read them another way (another type, an integer past int64)
+        or pick between signed zeros for an extreme."""
+        integral = True
+        doubles = []
+        for value in values:
+            kind = type(value)
+            if kind is float:
+                integral = False
+            elif (kind is not int and kind is not bool) or not _INT64_MIN <= value <= _INT64_MAX:
+                return False
+            doubles.append(float(value))
+        finite = [v for v in doubles if math.isfinite(v)]
+        if finite:
+            low, high = min(finite), max(finite)
+            if (low == 0.0 or high == 0.0) and any(
+                math.copysign(1.0, v) < 0 for v in finite if v == 0.0
+            ):
+                return False
+        if not doubles:
+            return True
+        self.integral = self.integral and integral
+        self.n += len(doubles)
+        if len(finite) < len(doubles):
+            nonfinite = 0.0
+            for v in doubles:
+                if not math.isfinite(v):
+                    nonfinite += v
+            self._nonfinite += nonfinite
+        if not finite:
+            return True
+        self._low = low if self._low is None else min(self._low, low)
+        self._high = high if self._high is None else max(self._high, high)
+        total = squares = 0
+        for v in finite:
+            mantissa, exponent = math.frexp(v)
+            total += int(mantissa * _MANTISSA) << (exponent + _SHIFT)
+            square = v * v
+            if square == math.inf:
+                self._squares_overflow = True
+            else:
+                mantissa, exponent = math.frexp(square)
+                squares += int(mantissa * _MANTISSA) << (exponent + _SHIFT)
+        self._sum += total
+        self._squares += squares
+        return True
+
+    def _add_array(self, values: Sequence[float] | np.ndarray) -> None:
+        import numpy as np
+
         data = np.asarray(values)
         if data.size == 0:
             return
@@ -285,7 +352,11 @@ def mean_ci(
     Returns:
         (low, high), or None with fewer than two values.
     """
-    data = np.asarray(values, dtype=float)
+    data = values
+    if not (isinstance(values, list | tuple) and len(values) <= _PLAIN_CHUNK):
+        import numpy as np
+
+        data = np.asarray(values, dtype=float)
     moments = Moments()
     moments.add(data)
     return _interval(
@@ -300,7 +371,7 @@ def mean_ci(
 
 def _interval(
     moments: Moments,
-    ordered: np.ndarray | None,
+    ordered: Sequence[float] | np.ndarray | None,
     *,
     confidence: float,
     n_resamples: int,
@@ -322,12 +393,42 @@ def _interval(
             / math.sqrt(moments.n)
         )
         return mean - half, mean + half
+    return _bootstrap(ordered, confidence=confidence, n_resamples=n_resamples, seed=seed)
+
+
+_PLAIN_RESAMPLED = 32_000
+"""While numpy is not imported, a bootstrap drawing at most this many values in all (values
+times resamples: 16 values at the default 2,000 resamples) runs in plain Python, which costs
+less than importing numpy (the interval is the same)."""
+
+
+def _bootstrap(
+    ordered: Sequence[float] | np.ndarray, *, confidence: float, n_resamples: int, seed: int
+) -> tuple[float, float]:
+    """The percentile bootstrap interval of the mean of ``ordered`` (in their order), with
+    numpy or, for a few plain finite numbers while numpy is not imported, without it."""
+    if (
+        isinstance(ordered, list | tuple)
+        and 1 <= len(ordered) * n_resamples <= _PLAIN_RESAMPLED
+        and "numpy" not in sys.modules
+        and type(seed) is int
+        and seed >= 0
+        and all(type(v) in (float, int, bool) for v in ordered)
+    ):
+        plain = [float(v) for v in ordered]
+        if all(map(math.isfinite, plain)):
+            return bootstrap_percentile(
+                plain, confidence=confidence, n_resamples=n_resamples, seed=seed
+            )
+    import numpy as np
+
+    data = np.asarray(ordered, dtype=float)
     return _bootstrap_percentile(
-        ordered,
+        data,
         confidence=confidence,
         n_resamples=n_resamples,
         rng=np.random.default_rng(seed),
-        batch=max(1, 2_000_000 // ordered.size),
+        batch=max(1, 2_000_000 // data.size),
     )
 
 
@@ -337,6 +438,8 @@ def _bootstrap_percentile(
     """``scipy.stats.bootstrap((data,), np.mean, method="percentile", batch=batch, ...)``:
     the same draws in the same batches, and scipy's default quantile (Hyndman and Fan's
     type 7, in scipy's arithmetic) of the resampled means."""
+    import numpy as np
+
     n = data.shape[-1]
     means = [
         np.mean(data[rng.integers(0, n, (min(batch, n_resamples - k), n))], axis=-1)
@@ -437,9 +540,7 @@ def summary_of(
         return Summary(None, None, None, 0, n_missing)
     ordered = None
     if read is not None and 2 <= moments.n <= max_bootstrap_n:
-        ordered = np.asarray(
-            [v for chunk in read(True) for v in chunk if v is not None], dtype=float
-        )
+        ordered = [v for chunk in read(True) for v in chunk if v is not None]
     ci = _interval(
         moments,
         ordered,
@@ -499,6 +600,8 @@ def paired_comparison(
         n_resamples: resamples of the bootstrap and of the permutation test.
         seed: seed of both.
     """
+    import numpy as np
+
     x = np.asarray(a, dtype=float)
     y = np.asarray(b, dtype=float)
     if x.shape != y.shape:
@@ -541,6 +644,8 @@ def sign_flip_p_value(d: Sequence[float] | np.ndarray, *, n_resamples: int, seed
         n_resamples: random sign patterns when the test is not exact.
         seed: seed of the patterns.
     """
+    import numpy as np
+
     diffs = np.asarray(d, dtype=float)
     n = diffs.size
     observed = float(diffs.mean())
@@ -660,6 +765,8 @@ def against_others(items: Iterable[ScoredItem], key: str) -> tuple[list[float], 
     Returns:
         ``(scores, reference means)``, paired by position.
     """
+    import numpy as np
+
     predicted: list[float] = []
     target: list[float] = []
     for scores, others in items:
@@ -713,6 +820,8 @@ def paired_bootstrap_ci(
         ``(low, high)``; None with fewer than two pairs or when fewer than half the resamples
         define the statistic.
     """
+    import numpy as np
+
     a, b = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     if a.size < 2:
         return None
@@ -759,6 +868,8 @@ class Agreement:
 
 
 def _spearman(x: np.ndarray, y: np.ndarray) -> float:
+    import numpy as np
+
     if x.size < _MIN_SPEARMAN_N or np.all(x == x[0]) or np.all(y == y[0]):
         return math.nan
     return float(_scipy_stats().spearmanr(x, y).statistic)
@@ -766,11 +877,14 @@ def _spearman(x: np.ndarray, y: np.ndarray) -> float:
 
 def _on_scale(values: np.ndarray, points: np.ndarray) -> np.ndarray:
     """Each value at the nearest point of the scale (halves go up)."""
+    import numpy as np
+
     nearest = np.floor(values + 0.5)
     return np.clip(nearest, points.min(), points.max()).astype(int)
 
 
 def _kappa(points: np.ndarray) -> Callable[[np.ndarray, np.ndarray], float]:
+    import numpy as np
     from sklearn.metrics import cohen_kappa_score
 
     def kappa(x: np.ndarray, y: np.ndarray) -> float:
@@ -803,6 +917,8 @@ def agreement(
         n_resamples: bootstrap resamples.
         seed: seed of the resampling.
     """
+    import numpy as np
+
     x, y = np.asarray(predicted, dtype=float), np.asarray(target, dtype=float)
     n = int(x.size)
     if n == 0:
@@ -862,6 +978,8 @@ _BT_PENALTY = 0.01
 def _bt_counts(n_items: int, i: np.ndarray, j: np.ndarray, score: np.ndarray) -> np.ndarray:
     """wins[a, b]: how often a beat b, a win counted twice and a tie once each way (so that a
     tie is half a win for each side)."""
+    import numpy as np
+
     wins = np.zeros((n_items, n_items))
     np.add.at(wins, (i, j), 2 * score)
     np.add.at(wins, (j, i), 2 * (1 - score))
@@ -871,6 +989,7 @@ def _bt_counts(n_items: int, i: np.ndarray, j: np.ndarray, score: np.ndarray) ->
 def _bt_fit(wins: np.ndarray) -> np.ndarray:
     """The penalised maximum-likelihood strengths: minimise ``α·Σ sᵢ² + Σ wᵢⱼ·log(1 +
     exp(−(sᵢ − sⱼ)))`` (choix's ``opt_pairwise`` objective, weighted by the counts)."""
+    import numpy as np
     from scipy.optimize import minimize
 
     n = wins.shape[0]
@@ -912,6 +1031,8 @@ def bradley_terry(
     Raises:
         ValueError: fewer than two items, no outcome, or an index out of range.
     """
+    import numpy as np
+
     if n_items < 2 or not outcomes:
         raise ValueError("Bradley-Terry needs two items and at least one outcome")
     if any(not (0 <= i < n_items and 0 <= j < n_items and i != j) for i, j, _ in outcomes):

@@ -39,8 +39,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-import numpy as np
-
 from agentgauge.stats import mean_ci
 
 __all__ = [
@@ -85,6 +83,7 @@ def _half_width(values: Sequence[float]) -> tuple[float | None, float]:
     k = len(values)
     if k < 2:
         return None, 0.0
+    import numpy as np
     from scipy import stats  # on first use: most runs have no repeated judge
 
     sd = float(np.std(values, ddof=1))
@@ -101,6 +100,8 @@ def combine(values: Sequence[float], aggregate: Aggregate) -> Combined:
     Raises:
         ValueError: no value.
     """
+    import numpy as np
+
     if not values:
         raise ValueError("combine needs at least one answer")
     sd, half = _half_width(values)
@@ -135,6 +136,8 @@ def repeat_agreement(rows: Sequence[Sequence[float]]) -> tuple[float, float]:
     Args:
         rows: each sample's answers (samples with fewer than two are skipped).
     """
+    import numpy as np
+
     pairs, unanimous = [], []
     for row in rows:
         k = len(row)
@@ -163,6 +166,7 @@ def krippendorff_alpha(
         disagreement to compare with).
     """
     import krippendorff
+    import numpy as np
 
     width = max((len(r) for r in rows), default=0)
     matrix = np.full((width, len(rows)), np.nan)
@@ -193,6 +197,8 @@ def noise_summary(
         "pooled_sd_ci", "agreement", "unanimous", "alpha", "alpha_level", "between_sd",
         "noise_to_spread"}``; the noise figures are None when no sample has two answers.
     """
+    import numpy as np
+
     repeated = [list(r) for r in rows if len(r) >= 2]
     level: Literal["interval", "nominal"] = "nominal" if aggregate == "majority" else "interval"
     between = float(np.std(values, ddof=1)) if len(values) >= 2 else None

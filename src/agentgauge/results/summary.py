@@ -20,8 +20,6 @@ from dataclasses import dataclass, field
 from sqlite3 import Error as SQLiteError
 from typing import Any
 
-import numpy as np
-
 from agentgauge.stats import Moments, Summary, ValueChunks, summary_of
 from agentgauge.store import RunInfo, SampleSource, Store
 
@@ -178,8 +176,8 @@ class _Column:
         self.missing += len(values) - len(present)
         self.moments.add(present)
         if binned:
-            counts, _ = np.histogram(np.asarray(present, dtype=float), BINS, range=(0.0, 1.0))
-            self.bins = [int(c) + (self.bins[i] if self.bins else 0) for i, c in enumerate(counts)]
+            counts = _histogram(present)
+            self.bins = [c + (self.bins[i] if self.bins else 0) for i, c in enumerate(counts)]
 
     def merge(self, other: _Column) -> None:
         self.moments.merge(other.moments)
@@ -200,6 +198,34 @@ class _Column:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> _Column:
         return cls(Moments.from_dict(data["moments"]), int(data["missing"]), data.get("bins"))
+
+
+_EDGES = [i * (1.0 / BINS) for i in range(BINS)] + [1.0]  # numpy.linspace(0, 1, BINS + 1)
+_PLAIN_HISTOGRAM = 256  # at most this many values are counted without numpy
+
+
+def _histogram(values: Sequence[Any]) -> list[int]:
+    """``numpy.histogram(values, BINS, range=(0.0, 1.0))``'s counts: values outside [0, 1]
+    (and NaN) are not counted, the last bin holds 1.0. A few plain numbers are counted in
+    plain Python, as numpy places them (the same index, then one bin down or up when the
+    value falls on the other side of an edge)."""
+    if len(values) > _PLAIN_HISTOGRAM or any(type(v) not in (float, int, bool) for v in values):
+        import numpy as np
+
+        binned, _ = np.histogram(np.asarray(values, dtype=float), BINS, range=(0.0, 1.0))
+        return [int(c) for c in binned]
+    counts = [0] * BINS
+    for value in values:
+        x = float(value)
+        if not 0.0 <= x <= 1.0:
+            continue
+        i = min(int(x * BINS), BINS - 1)
+        if x < _EDGES[i]:
+            i -= 1
+        elif x >= _EDGES[i + 1] and i != BINS - 1:
+            i += 1
+        counts[i] += 1
+    return counts
 
 
 _ROW_COLUMNS = ["composite", "coverage", "failed", *(f"usage.{f}" for f in USAGE_FIELDS)]
