@@ -31,6 +31,12 @@ finally:
 NOT_FOR_A_BEHAVIOUR_RUN = {
     # the summary of a few samples resamples them without numpy
     "numpy",
+    # a run of one batch is scored in the command's own process: no pool; a built-in suite
+    # is no TOML file
+    "multiprocessing",
+    "concurrent.futures",
+    "ctypes",
+    "tomllib",
     # libraries of other extras and commands
     "scipy",
     "sklearn",
@@ -133,3 +139,31 @@ def test_show_and_the_format_check_import_no_other_command(tmp_path: Path) -> No
     assert done.returncode == 2
     assert "'native'" in done.stderr and "'otel'" in done.stderr and "'tau2'" in done.stderr
     assert "agentgauge.io.tau2" in modules
+
+
+def test_what_a_command_is_given_is_still_checked_as_typer_checks_it(tmp_path: Path) -> None:
+    # an unset option costs no coercion (None, as typer makes it); a given one is coerced
+    # and checked by typer as before
+    from typer.testing import CliRunner
+
+    from agentgauge.cli import app
+
+    small = tmp_path / "small.jsonl"
+    small.write_text("".join(DEMO.read_text().splitlines(keepends=True)[:3]))
+    runner = CliRunner()
+    db = str(tmp_path / "a.db")
+    for option, value in (("--batch-size", "0"), ("--jobs", "0"), ("--shard-mb", "x")):
+        done = runner.invoke(app, ["evaluate", str(small), "--db", db, option, value])
+        assert done.exit_code == 2, done.output
+        assert option in done.output and "Invalid value" in done.output
+    done = runner.invoke(
+        app, ["evaluate", str(small), "--db", db, "--batch-size", "2", "--no-progress"]
+    )
+    assert done.exit_code == 0, done.output
+    assert "3 samples" in done.output
+    with Store(tmp_path / "a.db") as store:
+        (run,) = store.list_runs(5)
+        assert run.n_samples == 3
+    # unset, the paths are none: --resume alone continues a run from its own files
+    done = runner.invoke(app, ["evaluate", "--resume", run.id, "--db", db, "--no-progress"])
+    assert done.exit_code == 0, done.output

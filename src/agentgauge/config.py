@@ -44,7 +44,6 @@ Unknown keys, metrics, weights or options are load-time errors that name the key
 from __future__ import annotations
 
 import math
-import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -460,6 +459,8 @@ def load_suite(ref: str | Path) -> Suite:
             f"unknown suite {text_ref!r}{did_you_mean(text_ref, BUILTIN_SUITES)}: not a "
             f"built-in suite ({', '.join(BUILTIN_SUITES)}) and no such file"
         )
+    import tomllib  # a suite file's only: a built-in suite is no TOML
+
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except READ_ERRORS as exc:

@@ -9,10 +9,8 @@ sample and metric, and the run goes on.
 
 from __future__ import annotations
 
-import ctypes
 import gc
 import hashlib
-import multiprocessing as mp
 import os
 import pickle
 import signal
@@ -23,14 +21,12 @@ import time
 import traceback
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field, replace
 from functools import partial
 from itertools import islice
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from rich.progress import (
     BarColumn,
@@ -72,6 +68,9 @@ from agentgauge.scoring import (
 )
 from agentgauge.store import MetricRow, PreparedBatch, SampleRow, Store, prepare_batch
 from agentgauge.usage import trace_usage
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
 
 __all__ = [
     "EXECUTORS",
@@ -463,6 +462,8 @@ def _die_with_parent() -> None:
     stop the pool): the kernel's parent-death signal on Linux, a watching thread elsewhere."""
     parent = os.getppid()
     if sys.platform.startswith("linux"):
+        import ctypes
+
         with suppress(OSError, AttributeError):
             libc = ctypes.CDLL(None, use_errno=True)
             if libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0:
@@ -904,9 +905,13 @@ def _unpickled(pickled: bytes) -> Outcome:
 
 
 class _PoolRunner:
-    """A process pool; each worker builds the suite's metrics once."""
+    """A process pool; each worker builds the suite's metrics once (the pool's modules are
+    imported here: a run of one batch, scored in the command's own process, needs none)."""
 
     def __init__(self, suite: Suite, n_jobs: int) -> None:
+        import multiprocessing as mp
+        from concurrent.futures import ProcessPoolExecutor
+
         forked = "fork" in mp.get_all_start_methods()
         ctx = mp.get_context("fork") if forked else mp.get_context()
         if forked:
@@ -918,6 +923,8 @@ class _PoolRunner:
         self._max_pending = 2 * n_jobs
 
     def run(self, batches: Iterator[Batch]) -> Iterator[Outcome]:
+        from concurrent.futures.process import BrokenProcessPool
+
         # the outcomes in the batches' order: the store is written as one process writes it
         # (the same line's messages from two batches end the same way)
         pending: deque[Future[bytes]] = deque()

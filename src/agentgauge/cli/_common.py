@@ -37,11 +37,38 @@ def _argument_usage(param: Any) -> str:
     return f"{name}..." if param.nargs != 1 else name
 
 
+class _CoercedWhenSet:
+    """Typer's coercion of one parameter, built once the parameter has a value. Typer builds
+    a pydantic TypeAdapter for each parameter of the command it runs (a millisecond or so
+    each, the command's start-up); a parameter left unset (None) is None, or an empty tuple
+    when it takes several values, as typer makes it, with no adapter."""
+
+    def __init__(self, param: Any) -> None:
+        self._param = param
+
+    def coerce(self, value: Any, param: Any, ctx: Any) -> Any:
+        if value is None:
+            return () if param.multiple or param.nargs == -1 else None
+        self._param._runtime_param = None  # typer's own, built on this first value
+        return self._param.get_runtime_param().coerce(value, param=param, ctx=ctx)
+
+
 class Command(TyperCommand):
     """A command whose help writes its arguments as the documentation does
     (``compare [OPTIONS] RUN_A RUN_B``, ``evaluate [OPTIONS] [PATHS]...``): by name, in
     brackets when optional, without a type tag. (Typer's click is its own: parameters are
-    told apart by their ``param_type_name``, as typer does.)"""
+    told apart by their ``param_type_name``, as typer does.) Its unset parameters cost no
+    coercion (:class:`_CoercedWhenSet`)."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        params: list[Any] = self.params
+        for param in params:
+            # typer's lazy coercion (the versions that build pydantic adapters), not built yet
+            if getattr(param, "_runtime_param", False) is None and callable(
+                getattr(param, "get_runtime_param", None)
+            ):
+                param._runtime_param = _CoercedWhenSet(param)
+        return super().parse_args(ctx, args)
 
     def collect_usage_pieces(self, ctx: Any) -> list[str]:
         pieces = [self.options_metavar] if self.options_metavar else []
