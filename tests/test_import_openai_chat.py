@@ -8,9 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import BaseModel
 from typer.testing import CliRunner
 
 from agentgauge.cli import app
+from agentgauge.io import openai_chat
 from agentgauge.io.importers import get_importer
 from agentgauge.io.jsonl import ReadError
 from agentgauge.io.openai_chat import read_openai_chat
@@ -225,6 +227,63 @@ def test_bad_lines_are_located_errors(tmp_path: Path) -> None:
         ),
         (8, "tools[0]", "a tool needs function.name (or name)"),
     ]
+
+
+def _same_records(made: Any, validated: Any) -> None:
+    """Two values equal record for record: the same fields in the same order, the same fields
+    given, nothing extra."""
+    assert type(made) is type(validated)
+    if isinstance(made, BaseModel):
+        assert list(made.__dict__) == list(validated.__dict__)
+        assert made.model_fields_set == validated.model_fields_set
+        assert made.__pydantic_extra__ == validated.__pydantic_extra__ is None
+        for name, value in made.__dict__.items():
+            _same_records(value, validated.__dict__[name])
+    elif isinstance(made, list):
+        assert len(made) == len(validated)
+        for a, b in zip(made, validated, strict=True):
+            _same_records(a, b)
+    elif isinstance(made, dict):
+        assert list(made) == list(validated)
+        for key, value in made.items():
+            _same_records(value, validated[key])
+    else:
+        assert made == validated
+
+
+def test_a_chat_is_read_into_the_records_validation_makes(tmp_path: Path) -> None:
+    # the reader builds a chat's records from values its parser validated, without
+    # validating them again: they are exactly the records validation makes
+    chat = {**CHAT, "tools": [WEATHER_TOOL, {"name": "flat", "parameters": {"type": "object"}}]}
+    [trace] = _read(tmp_path, chat)
+    validated = openai_chat._trace(openai_chat._Chat.model_validate(chat), 1)
+    _same_records(trace, validated)
+    assert trace == Trace.model_validate_json(trace.model_dump_json())
+
+
+def test_arguments_nested_deeper_than_validation_takes_are_a_located_error(
+    tmp_path: Path,
+) -> None:
+    # arguments given as JSON text are decoded by the reader, not by the chat's parser, which
+    # bounds the nesting of everything else: too deep for a record, they are an error
+    deep = json.dumps({"a": json.loads("[" * 300 + "]" * 300)})
+    shallow = json.dumps({"a": json.loads("[" * 150 + "]" * 150)})
+
+    def chat(arguments: str) -> dict[str, Any]:
+        call = {"id": "c1", "function": {"name": "f", "arguments": arguments}}
+        return {
+            "messages": [
+                {"role": "user", "content": "q"},
+                {"role": "assistant", "content": None, "tool_calls": [call]},
+            ]
+        }
+
+    error, trace = _read(tmp_path, chat(deep), chat(shallow))
+    assert isinstance(error, ReadError) and isinstance(trace, Trace)
+    assert error.line == 1
+    assert error.field is not None and error.field.startswith("arguments.a.list[0]")
+    assert error.message == "Recursion error - maximum validation depth exceeded"
+    assert trace.tool_calls[0].arguments == json.loads(shallow)
 
 
 def test_registered_as_an_importer() -> None:

@@ -27,9 +27,10 @@ assistant message.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -126,6 +127,55 @@ class _Chat(Loose):
     metadata: dict[str, JSON] | None = None
 
 
+_R = TypeVar("_R", bound=BaseModel)
+_Make = Callable[[type[Any], dict[str, Any]], Any]
+"""``make(model, fields)``: a record of the trace, validated or trusted."""
+
+_set = object.__setattr__
+_new = object.__new__
+
+
+@cache
+def _template(model: type[BaseModel]) -> tuple[dict[str, Any], tuple[tuple[str, Any], ...]]:
+    """A model's fields in order with their defaults, and the fields whose default a factory
+    makes (a new one each time)."""
+    fields = model.model_fields
+    factories = tuple(
+        (name, field.default_factory)
+        for name, field in fields.items()
+        if field.default_factory is not None
+    )
+    return {name: field.default for name, field in fields.items()}, factories
+
+
+def _trusted(model: type[_R], fields: dict[str, Any]) -> _R:
+    """A record of values that need no validation: the chat's own values, which its model
+    validated as the record's field types are validated (and nested no deeper than the JSON
+    parser allows), or values this reader made. It is the record validation would make, without
+    checking every value once more (a chat's records were most of its reading time)."""
+    template, factories = _template(model)
+    values = template.copy()  # the fields in their order, as validation orders them
+    values.update(fields)
+    for name, factory in factories:
+        if name not in fields:
+            values[name] = factory()
+    record = _new(model)
+    _set(record, "__dict__", values)
+    _set(record, "__pydantic_fields_set__", set(fields))
+    _set(record, "__pydantic_extra__", None)
+    _set(record, "__pydantic_private__", None)
+    return record
+
+
+def _validated(model: type[_R], fields: dict[str, Any]) -> _R:
+    return model(**fields)
+
+
+_DEEP_ENOUGH = 128
+"""Arguments given as JSON text with this many brackets may be nested deeper than validation
+takes: their call is validated (and its error located) as any record."""
+
+
 class _FieldError(Exception):
     def __init__(self, field: str, message: str):
         super().__init__(message)
@@ -177,13 +227,19 @@ def tool_spec(tool: ChatTool) -> ToolSpec:
     Raises:
         ValueError: when the tool has no name.
     """
+    return _tool_spec(tool, _validated)
+
+
+def _tool_spec(tool: ChatTool, make: _Make) -> ToolSpec:
     fn = tool.function
     name = fn.name if fn is not None else tool.name
     if not name:
         raise ValueError("a tool needs function.name (or name)")
     params = fn.parameters if fn is not None else tool.parameters
     description = fn.description if fn is not None else tool.description
-    return ToolSpec(name=name, description=description, parameters=params or {"type": "object"})
+    fields = {"name": name, "description": description, "parameters": params or {"type": "object"}}
+    spec: ToolSpec = make(ToolSpec, fields)
+    return spec
 
 
 def message_text(content: JSON) -> str | None:
@@ -200,33 +256,44 @@ def message_text(content: JSON) -> str | None:
     return None
 
 
-def _role(message: _Message, field: str) -> Role:
+def _role(message: _Message, i: int, messages: str = "messages") -> Role:
     given = message.role if message.role is not None else message.type
+    if given is not None:
+        role = _ROLES.get(given) or _ROLES.get(given.lower())
+        if role is not None:
+            return role
+    field = f"{messages}[{i}].role"
     if given is None:
-        raise _FieldError(f"{field}.role", "a message needs a 'role'")
-    role = _ROLES.get(given.lower())
-    if role is None:
-        known = ", ".join(_ROLES)
-        raise _FieldError(f"{field}.role", f"unknown role {given!r}; use one of {known}")
-    return role
+        raise _FieldError(field, "a message needs a 'role'")
+    known = ", ".join(_ROLES)
+    raise _FieldError(field, f"unknown role {given!r}; use one of {known}")
 
 
-def _call(call: _Call, field: str, *, lenient: bool) -> ToolCall:
-    """A message's tool call; ``lenient``: arguments that cannot be decoded are kept raw."""
-    if call.function is not None:
-        name, raw = call.function.name, call.function.arguments
-        where = f"{field}.function.arguments"
+def _call(call: _Call, field: tuple[str, int, int], *, lenient: bool, make: _Make) -> ToolCall:
+    """A message's tool call; ``lenient``: arguments that cannot be decoded are kept raw.
+    ``field``: the messages' field, the message's and the call's index (named on an error)."""
+    function = call.function
+    if function is not None:
+        name, raw, given = function.name, function.arguments, "function.arguments"
     elif call.name is not None:
-        name, raw, where = call.name, call.args, f"{field}.args"
+        name, raw, given = call.name, call.args, "args"
     else:
-        raise _FieldError(field, "a tool call needs function.name (or name)")
+        raise _FieldError(_call_field(field), "a tool call needs function.name (or name)")
     try:
         arguments = decode_arguments(raw)
     except ValueError as exc:
         if not lenient:
-            raise _FieldError(where, str(exc)) from None
+            raise _FieldError(f"{_call_field(field)}.{given}", str(exc)) from None
         arguments = {"_raw": str(raw)}
-    return ToolCall(id=call.id, name=name, arguments=arguments)
+    if raw.__class__ is str and raw.count("[") + raw.count("{") >= _DEEP_ENOUGH:
+        make = _validated  # decoded here, not by the chat's parser: maybe nested too deeply
+    made: ToolCall = make(ToolCall, {"id": call.id, "name": name, "arguments": arguments})
+    return made
+
+
+def _call_field(field: tuple[str, int, int]) -> str:
+    messages, i, k = field
+    return f"{messages}[{i}].tool_calls[{k}]"
 
 
 def _content(message: _Message) -> JSON:
@@ -236,12 +303,14 @@ def _content(message: _Message) -> JSON:
     return message.content
 
 
-def _steps(messages: list[_Message], roles: list[Role]) -> list[Step]:
+def _steps(messages: list[_Message], roles: list[Role], make: _Make) -> list[Step]:
     steps: list[Step] = []
     unanswered: list[str] = []
 
     def add(kind: StepKind, **fields: Any) -> None:
-        steps.append(Step(index=len(steps), kind=kind, **fields))
+        fields["index"] = len(steps)
+        fields["kind"] = kind
+        steps.append(make(Step, fields))
 
     for i, (message, role) in enumerate(zip(messages, roles, strict=True)):
         if role in ("system", "user"):
@@ -250,7 +319,7 @@ def _steps(messages: list[_Message], roles: list[Role]) -> list[Step]:
             turn_id = message.id or f"message-{i}"
             add(StepKind.llm, id=turn_id, agent=message.name, content=message_text(message.content))
             for k, raw_call in enumerate(message.tool_calls or []):
-                call = _call(raw_call, f"messages[{i}].tool_calls[{k}]", lenient=True)
+                call = _call(raw_call, ("messages", i, k), lenient=True, make=make)
                 step_id = call.id or f"{turn_id}:call{k}"
                 unanswered.append(step_id)
                 add(
@@ -270,23 +339,32 @@ def _steps(messages: list[_Message], roles: list[Role]) -> list[Step]:
     return steps
 
 
-def _reference(messages: list[_Message]) -> list[ReferenceStep]:
+def _reference(messages: list[_Message], make: _Make) -> list[ReferenceStep]:
     reference = []
     for i, message in enumerate(messages):
-        field = f"expected_messages[{i}]"
         reference.append(
-            ReferenceStep(
-                role=_role(message, field),
-                content=_content(message),
-                tool_calls=[
-                    _call(c, f"{field}.tool_calls[{k}]", lenient=False)
-                    for k, c in enumerate(message.tool_calls or [])
-                ],
-                tool_call_id=message.tool_call_id,
-                name=message.name,
+            make(
+                ReferenceStep,
+                {
+                    "role": _role(message, i, "expected_messages"),
+                    "content": _content(message),
+                    "tool_calls": [
+                        _call(c, ("expected_messages", i, k), lenient=False, make=make)
+                        for k, c in enumerate(message.tool_calls or [])
+                    ],
+                    "tool_call_id": message.tool_call_id,
+                    "name": message.name,
+                },
             )
         )
     return reference
+
+
+def _expected_call(call: ToolCall, make: _Make) -> ExpectedCall:
+    """A reference call as an expected call: each argument's one acceptable value."""
+    arguments = {k: [v] for k, v in call.arguments.items()}
+    expected: ExpectedCall = make(ExpectedCall, {"name": call.name, "arguments": arguments})
+    return expected
 
 
 def _last_assistant_text(messages: list[_Message], roles: list[Role]) -> str | None:
@@ -296,9 +374,11 @@ def _last_assistant_text(messages: list[_Message], roles: list[Role]) -> str | N
     return None
 
 
-def _trace(chat: _Chat, line: int) -> Trace:
-    roles = [_role(m, f"messages[{i}]") for i, m in enumerate(chat.messages)]
-    steps = _steps(chat.messages, roles)
+def _trace(chat: _Chat, line: int, make: _Make = _validated) -> Trace:
+    """The chat's trace, its records made by ``make`` (:func:`_trusted` for a chat whose
+    model validated every value, read from JSON text)."""
+    roles = [_role(m, i) for i, m in enumerate(chat.messages)]
+    steps = _steps(chat.messages, roles, make)
     first_assistant = roles.index("assistant") if "assistant" in roles else len(roles)
     prompt: list[JSON] = [
         {"role": role, "content": message.content}
@@ -309,38 +389,39 @@ def _trace(chat: _Chat, line: int) -> Trace:
     expected_calls = None
     expected_output = None
     if chat.expected_messages is not None:
-        reference = _reference(chat.expected_messages)
-        expected_calls = [
-            ExpectedCall(name=c.name, arguments={k: [v] for k, v in c.arguments.items()})
-            for step in reference
-            for c in step.tool_calls
-        ]
+        reference = _reference(chat.expected_messages, make)
+        expected_calls = [_expected_call(c, make) for step in reference for c in step.tool_calls]
         expected_output = _last_assistant_text(
             chat.expected_messages, [step.role for step in reference]
         )
     tools = []
     for k, tool in enumerate(chat.tools or []):
         try:
-            tools.append(tool_spec(tool))
+            tools.append(_tool_spec(tool, make))
         except ValueError as exc:
             raise _FieldError(f"tools[{k}]", str(exc)) from None
     task_id = str(chat.id) if chat.id is not None else f"line-{line}"
-    return Trace(
-        id=task_id,
-        task=Task(
-            id=task_id,
-            input=prompt,
-            description=user or "",
-            expected_output=expected_output,
-            tools=tools,
-            expected_calls=expected_calls,
-            reference_trajectory=reference,
-            metadata={"source": "openai-chat"},
-        ),
-        output=_last_assistant_text(chat.messages, roles),
-        steps=steps,
-        metadata=dict(chat.metadata or {}),
+    task = {
+        "id": task_id,
+        "input": prompt,
+        "description": user or "",
+        "expected_output": expected_output,
+        "tools": tools,
+        "expected_calls": expected_calls,
+        "reference_trajectory": reference,
+        "metadata": {"source": "openai-chat"},
+    }
+    trace: Trace = make(
+        Trace,
+        {
+            "id": task_id,
+            "task": make(Task, task),
+            "output": _last_assistant_text(chat.messages, roles),
+            "steps": steps,
+            "metadata": dict(chat.metadata or {}),
+        },
     )
+    return trace
 
 
 def parse_chat_line(raw: RawLine, warnings: list[ReadError] | None = None) -> Trace | ReadError:
@@ -357,10 +438,12 @@ def parse_chat_line(raw: RawLine, warnings: list[ReadError] | None = None) -> Tr
     if isinstance(chat, ReadError):
         return chat
     try:
-        trace = _trace(chat, raw.line)
         replaced: list[tuple[str | int, ...]] = []
-        if may_hold_surrogate(raw.text):  # else no value can hold a lone surrogate
-            trace, replaced = storable_trace(trace)
+        if may_hold_surrogate(raw.text):
+            # read from Python values (json.loads), whose nesting no parser bounded
+            trace, replaced = storable_trace(_trace(chat, raw.line))
+        else:  # no value can hold a lone surrogate; the chat's parser bounded their nesting
+            trace = _trace(chat, raw.line, _trusted)
     except _FieldError as exc:
         return ReadError(raw.source, raw.line, exc.field, exc.message)
     except ValidationError as exc:
