@@ -455,3 +455,32 @@ trajectory_match = 1.0
     stored = [r.trace_json for r in rows]
     assert all(t is not None for t in stored)
     assert [Trace.model_validate_json(t) for t in stored if t is not None] == traces
+
+
+@pytest.mark.parametrize(
+    ("raw", "read"),
+    [
+        ('{"city": "Paris", "k": [1, {"a": null}]}', {"city": "Paris", "k": [1, {"a": None}]}),
+        (' {"a": 1}\n', {"a": 1}),
+        ("{}", {}),
+        ('{"a": 1}{}', "arguments are not valid JSON: Extra data"),
+        ('{"a": 1} x}', "arguments are not valid JSON: Extra data"),
+        (
+            "{bad}",
+            "arguments are not valid JSON: Expecting property name enclosed in double quotes",
+        ),
+        ('{"a": }', "arguments are not valid JSON: Expecting value"),
+        ("[1]", "arguments must be a JSON object, got list"),
+        (
+            '{"a": ' + "[" * 5000 + "]" * 5000 + "}",
+            "arguments cannot be read: invalid JSON: nested too deeply to read",
+        ),
+    ],
+)
+def test_arguments_given_as_text_are_read_as_json_reads_them(raw: str, read: Any) -> None:
+    if isinstance(read, dict):
+        assert openai_chat.decode_arguments(raw) == read == json.loads(raw)
+    else:
+        with pytest.raises(ValueError) as error:
+            openai_chat.decode_arguments(raw)
+        assert str(error.value) == read
