@@ -9,7 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from agentgauge.store import _MIGRATIONS, MetricRow, SampleQuery, SampleRow, Store, StoreError
+from agentgauge.store import (
+    _MIGRATIONS,
+    SCHEMA_VERSION,
+    MetricRow,
+    SampleQuery,
+    SampleRow,
+    Store,
+    StoreError,
+)
 
 # key, task, category, composite, recommendation, band, (a, b), error type
 _SAMPLES = [
@@ -164,3 +172,71 @@ def test_a_version_2_store_gains_error_types_from_its_details(tmp_path: Path) ->
         assert store.facet_counts("r", "error_type") == [("value_error", 1, 1.0, 1)]
         _, rows = store.query_samples("r", SampleQuery(error_type="value_error"))
         assert [r.key for r in rows] == ["x"] and rows[0].category is None
+
+
+def _reads(store: Store) -> list[object]:
+    """Everything the readers of metric values get from run1."""
+    query = SampleQuery(ranges=(("a", 0.4, None),), sort="b", descending=True)
+    return [
+        store.metric_names("run1"),
+        [list(chunk) for m in ("a", "b") for chunk in store.iter_metric("run1", m)],
+        [list(chunk) for chunk in store.iter_metric("run1", "b", ordered=True)],
+        [(r.key, r.metrics, r.details) for r in store.iter_samples("run1", order="worst")],
+        store.missing_reasons("run1"),
+        [(r.key, r.values) for r in store.query_samples("run1", query)[1]],
+        store.get_sample("run1", "k1").metrics,
+    ]
+
+
+def test_a_store_of_the_previous_layout_opens_and_reads_the_same(
+    tmp_path: Path, store: Store
+) -> None:
+    db = tmp_path / "v7.db"
+    with sqlite3.connect(db) as old:
+        # the previous release's schema (version 7: each value also in a per-sample index)
+        old.executescript(
+            ";".join(_MIGRATIONS[v] for v in range(1, 8)) + "; PRAGMA user_version = 7;"
+        )
+        old.execute(
+            "INSERT INTO runs (id, kind, suite, config, sources, status, created_at) VALUES "
+            "('run1', 'evaluate', 's', ?, '[]', 'completed', 'now')",
+            (json.dumps({"suite": {"metrics": ["a", "b"]}}),),
+        )
+        for seq in range(len(_SAMPLES)):
+            row = _row(seq)
+            old.execute(
+                "INSERT INTO samples (run_id, key, seq, source, line, trace_id, task_id, "
+                "composite, coverage, recommendation, band, error, details, trace, category, "
+                "error_type) VALUES ('run1', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, NULL, ?, ?)",
+                (*row[:10], json.dumps(row.details), row.category, row.error_type),
+            )
+            for m in reversed(row.metrics):  # the suite's order is not the rows' order
+                old.execute(
+                    "INSERT INTO metric_values VALUES ('run1', ?, ?, ?, ?, ?)", (row.key, *m)
+                )
+    with Store(db) as opened:
+        con = opened.connection
+        assert con.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+        assert con.execute("PRAGMA page_size").fetchone()[0] == 4096  # its own pages kept
+        indexes = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='index'")}
+        assert "metric_values_by_sample" not in indexes
+        assert _reads(opened) == _reads(store)
+        names, values, ordered, worst, missing, page, k1 = _reads(opened)
+    assert names == ["a", "b"]
+    assert values == [[1.0, 0.2, 0.5, None, 0.6], [0.8, None, 0.8, None, 0.1]]
+    assert ordered == [[0.8, None, 0.8, None, 0.1]]
+    assert worst[0] == (
+        "k3",
+        (
+            MetricRow("a", None, "no expected output", None),
+            MetricRow("b", None, "no tool call", None),
+        ),
+        _row(3).details,
+    )
+    assert missing == {"a": [("no expected output", 1)], "b": [("no tool call", 2)]}
+    assert page == [
+        ("k0", {"a": 1.0, "b": 0.8}),
+        ("k2", {"a": 0.5, "b": 0.8}),
+        ("k4", {"a": 0.6, "b": 0.1}),
+    ]
+    assert k1 == (MetricRow("a", 0.2, None, None), MetricRow("b", None, "no tool call", None))

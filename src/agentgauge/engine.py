@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field, replace
 from functools import partial
-from itertools import islice
+from itertools import islice, repeat
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -363,30 +363,42 @@ def _to_rows(
     scores: list[SampleScore],
 ) -> list[SampleRow]:
     rows = []
+    metric_row = partial(tuple.__new__, MetricRow)
     for (seq, key, trace, source, line, text), sc in zip(keyed, scores, strict=True):
         trace_json, unstorable = _stored_trace(trace, text)
         error = f"{sc.error}; {unstorable}" if sc.error and unstorable else sc.error or unstorable
-        rows.append(
-            SampleRow(
-                key=key,
-                seq=seq,
-                source=source,
-                line=line,
-                trace_id=sc.trace_id,
-                task_id=sc.task_id,
-                composite=sc.composite,
-                coverage=sc.coverage,
-                recommendation=sc.recommendation,
-                band=sc.band,
-                error=error,
-                details=sc.details,
-                metrics=tuple(
-                    MetricRow(name, value, sc.reasons.get(name), sc.metric_errors.get(name))
-                    for name, value in sc.values.items()
+        errors = sc.metric_errors
+        # the metrics' rows made in C
+        metrics = tuple(
+            map(
+                metric_row,
+                zip(
+                    sc.values,
+                    sc.values.values(),
+                    map(sc.reasons.get, sc.values),
+                    map(errors.get, sc.values) if errors else repeat(None),
+                    strict=False,
                 ),
-                trace_json=trace_json,
-                usage=sc.usage,
-                category=trace.task.category,
+            )
+        )
+        rows.append(
+            SampleRow(  # in field order: keywords would double the cost of the call
+                key,
+                seq,
+                source,
+                line,
+                sc.trace_id,
+                sc.task_id,
+                sc.composite,
+                sc.coverage,
+                sc.recommendation,
+                sc.band,
+                error,
+                sc.details,
+                metrics,
+                trace_json,
+                sc.usage,
+                trace.task.category,
             )
         )
     return rows

@@ -21,7 +21,8 @@ import zlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from functools import lru_cache, partial
+from functools import lru_cache
+from operator import itemgetter
 from pathlib import Path, PurePath
 from typing import Any, NamedTuple, Protocol, overload
 
@@ -61,7 +62,7 @@ __all__ = [
     "redact_secrets",
 ]
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 
 JUDGE_CACHE_SCHEMA = """
 CREATE TABLE IF NOT EXISTS judge_cache (
@@ -220,9 +221,14 @@ _MIGRATIONS: dict[int, str] = {
     ALTER TABLE runs ADD COLUMN place TEXT;
     ALTER TABLE runs ADD COLUMN summary TEXT;
     """,
+    # a sample's metric values are read by their primary key, a page of samples at a time:
+    # the index cost a second B-tree insert per value written, a quarter of a batch's writing
+    8: "DROP INDEX IF EXISTS metric_values_by_sample",
 }
 
 
+_PAGE_SIZE = 8192
+_SAMPLES_PAGE = 256  # samples read at a time, whose metric values are read together
 _SQL_VARIABLES = 500  # bound parameters per statement, well under SQLite's limit
 _WARNING_LIKE = WARNING + "%"  # a read error that is a warning (the line was read)
 
@@ -647,15 +653,36 @@ def prepare_batch(
         compress: compress the traces, as the store keeps them (False for a columnar file,
             which compresses its own).
     """
+    rows = [_sample_values(s, compress) for s in samples]
     return PreparedBatch(
-        [_sample_values(s, compress) for s in samples],
-        [
-            (_text(s.key), _text(m.metric), m.value, _shown(m.reason), _shown(m.error))
-            for s in samples
-            for m in s.metrics
-        ],
+        rows,
+        _metric_values(samples, rows),
         [(_text(e.source), e.line, _shown(e.field), _shown(e.message)) for e in errors],
     )
+
+
+def _metric_values(samples: Sequence[SampleRow], rows: Sequence[tuple[Any, ...]]) -> list[Any]:
+    """The metric values' rows of a batch (key, metric, value, reason, error), metric by metric:
+    the store inserts each metric's values side by side in its primary key, rather than a
+    value in each of the metrics' places by turns."""
+    values = []
+    names: dict[str, str] = {}
+    for s, row in zip(samples, rows, strict=True):
+        key = row[0]  # the sample's key as stored
+        for metric, value, reason, error in s.metrics:
+            if (name := names.get(metric)) is None:
+                name = names[metric] = _text(metric)
+            values.append(
+                (
+                    key,
+                    name,
+                    value,
+                    None if reason is None else _shown(reason),
+                    None if error is None else _shown(error),
+                )
+            )
+    values.sort(key=itemgetter(1))  # stable: each metric's values in the samples' order
+    return values
 
 
 def _now() -> str:
@@ -734,6 +761,10 @@ class Store:
             raise StoreError(f"{self.path}: cannot open store: {exc}") from None
         self._db.row_factory = sqlite3.Row
         try:
+            # a new file's pages (an existing file keeps its own): a sample's row holds its
+            # trace and details, a few kilobytes, which a 4 KiB page held one at a time, half
+            # empty (every byte of it written twice, to the log and to the file)
+            self._db.execute(f"PRAGMA page_size={_PAGE_SIZE}")
             if self.path != ":memory:":
                 self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
@@ -1196,33 +1227,37 @@ class Store:
     def _sample_rows(self, run_id: str, sql: str, params: Sequence[Any]) -> Iterator[SampleRow]:
         """Samples from a query selecting :func:`_sample_columns`, each with its metric
         values in the order of the run's suite."""
-        # without statistics SQLite prefers the primary key's run_id prefix: a scan per sample
+        names = self.metric_names(run_id)
+        # a page of samples at a time, then each metric's values of the page: one statement
+        # per metric and page, the values found by their primary key (in the suite's order)
         metric_sql = (
-            "SELECT metric, value, reason, error FROM metric_values "
-            "INDEXED BY metric_values_by_sample WHERE run_id = ? AND sample_key = ?"
+            "SELECT sample_key, value, reason, error FROM metric_values "
+            "WHERE run_id = ? AND metric = ? AND sample_key IN ({})"
         )
-        order_of = {name: i for i, name in enumerate(self.metric_names(run_id))}
-        unknown = len(order_of)
         # plain tuples made into rows in C: a report reads every metric value of a run
         samples, metric_values = self._db.cursor(), self._db.cursor()
         samples.row_factory = metric_values.row_factory = None
-        metric_row = partial(tuple.__new__, MetricRow)
-        for row in samples.execute(sql, params):
-            metrics = sorted(
-                map(metric_row, metric_values.execute(metric_sql, (run_id, row[0]))),
-                key=lambda m: order_of.get(m.metric, unknown),
-            )
-            blob = row[12]
-            yield SampleRow._make(
-                (
-                    *row[:11],
-                    json.loads(row[11]),
-                    tuple(metrics),
-                    zlib.decompress(blob) if blob is not None else None,
-                    json.loads(row[13]) if row[13] else None,
-                    row[14],
+        samples.execute(sql, params)
+        while page := samples.fetchmany(_SAMPLES_PAGE):
+            metrics: dict[str, list[MetricRow]] = {row[0]: [] for row in page}
+            keyed = metric_sql.format(",".join("?" * len(metrics)))
+            for name in names:
+                for key, value, reason, error in metric_values.execute(
+                    keyed, (run_id, name, *metrics)
+                ):
+                    metrics[key].append(MetricRow(name, value, reason, error))
+            for row in page:
+                blob = row[12]
+                yield SampleRow._make(
+                    (
+                        *row[:11],
+                        json.loads(row[11]),
+                        tuple(metrics[row[0]]),
+                        zlib.decompress(blob) if blob is not None else None,
+                        json.loads(row[13]) if row[13] else None,
+                        row[14],
+                    )
                 )
-            )
 
     def facet_counts(self, run_id: str, column: str) -> list[Facet]:
         """The values a column takes over a run's samples, most frequent first (None left
