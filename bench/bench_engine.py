@@ -183,7 +183,8 @@ def _stored_digest(db: Path, run_id: str) -> str:
 
     queries = (
         "SELECT * FROM samples WHERE run_id = ? ORDER BY seq",
-        "SELECT * FROM metric_values WHERE run_id = ? ORDER BY sample_key, metric",
+        "SELECT * FROM run_metrics WHERE run_id = ? ORDER BY metric",
+        "SELECT * FROM sample_metrics WHERE run_id = ? ORDER BY sample_key, part",
         "SELECT * FROM read_errors WHERE run_id = ? ORDER BY source, line",
     )
     digest = hashlib.sha256()

@@ -294,14 +294,15 @@ def _suite(path: Path, jobs: int, tmp: Path) -> tuple[float, float, dict[str, li
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    from agentgauge.store import Store
+
     stored: dict[str, dict[str, float | None]] = {}
     with sqlite3.connect(db) as con:
-        rows = con.execute(
-            "SELECT s.trace_id, v.metric, v.value FROM metric_values v JOIN samples s "
-            "ON s.run_id = v.run_id AND s.key = v.sample_key"
-        )
-        for chat, metric, value in rows:
-            stored.setdefault(metric, {})[chat] = value
+        (run_id,) = con.execute("SELECT id FROM runs").fetchone()
+    with Store(db) as store:
+        for sample in store.iter_samples(run_id):
+            for metric, value, _, _ in sample.metrics:
+                stored.setdefault(metric, {})[sample.trace_id] = value
     order = [f"chat-{i}" for i in range(sum(1 for _ in path.open()))]
     return cpu, wall, {m: [by_chat.get(c) for c in order] for m, by_chat in stored.items()}
 

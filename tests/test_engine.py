@@ -162,7 +162,7 @@ def test_resume_skips_what_is_stored(tmp_path: Path) -> None:
         # simulate a run that stopped after its first batches
         db = store.connection
         db.execute(
-            "DELETE FROM metric_values WHERE run_id = ? AND sample_key IN "
+            "DELETE FROM sample_metrics WHERE run_id = ? AND sample_key IN "
             "(SELECT key FROM samples WHERE run_id = ? AND seq >= 40)",
             (rid, rid),
         )
@@ -254,14 +254,16 @@ def test_workers_store_what_one_process_stores_secrets_redacted(tmp_path: Path) 
                 (rid,),
             ).fetchall()
             values = store.connection.execute(
-                "SELECT * FROM metric_values ORDER BY sample_key, metric"
+                "SELECT * FROM sample_metrics ORDER BY sample_key, part"
             ).fetchall()
             errors = store.connection.execute("SELECT * FROM read_errors").fetchall()
         stored.append(([tuple(r) for r in rows], [tuple(v) for v in values], errors))
         assert key.encode() not in db.read_bytes()
     assert stored[0] == stored[1]
     rows, values, errors = stored[0]
-    assert len(rows) == 30 and len(values) == 30 * len(suite.metrics)
+    # one row of values per sample, with a value (or None) of every metric
+    assert len(rows) == len(values) == 30
+    assert {v[3] for v in values} == {2 ** len(suite.metrics) - 1}
     traces = [zlib.decompress(r[4]).decode() for r in rows]  # compressed: read them whole
     assert not any(key in t for t in traces)
     hidden = "the key is [credential hidden]"
@@ -305,19 +307,19 @@ def test_redaction_keeps_counts_and_hides_url_credentials() -> None:
     }
 
 
-def test_a_version_1_store_finds_a_samples_values_by_its_primary_key(tmp_path: Path) -> None:
+def test_a_version_1_store_finds_a_pages_values_by_their_primary_key(tmp_path: Path) -> None:
     db = tmp_path / "old.db"
     with sqlite3.connect(db) as old:
         old.executescript(f"{_MIGRATIONS[1]}; PRAGMA user_version = 1;")
     with Store(db) as store:
         version = store.connection.execute("PRAGMA user_version").fetchone()[0]
         plan = store.connection.execute(
-            "EXPLAIN QUERY PLAN SELECT metric FROM metric_values "
-            "WHERE run_id = 'r' AND metric = 'a' AND sample_key IN ('k', 'j')"
+            "EXPLAIN QUERY PLAN SELECT * FROM sample_metrics "
+            "WHERE run_id = 'r' AND part = 0 AND sample_key IN ('k', 'j')"
         ).fetchall()
     assert version == SCHEMA_VERSION
     # a page of samples' values are found by one seek each, not by scanning the whole run
-    assert "PRIMARY KEY (run_id=? AND metric=? AND sample_key=?)" in str([tuple(r) for r in plan])
+    assert "PRIMARY KEY (run_id=? AND part=? AND sample_key=?)" in str([tuple(r) for r in plan])
 
 
 @metric("test_build_log")
@@ -376,6 +378,10 @@ def test_a_version_4_store_gains_the_bertscore_cache(tmp_path: Path) -> None:
         store.connection.executescript(
             "DROP TABLE embedding_cache; DROP TABLE bertscore_cache; "
             "ALTER TABLE runs DROP COLUMN place; ALTER TABLE runs DROP COLUMN summary; "
+            "DROP TABLE run_metrics; DROP TABLE sample_metrics; "
+            "CREATE TABLE metric_values (run_id TEXT NOT NULL, sample_key TEXT NOT NULL, "
+            "metric TEXT NOT NULL, value REAL, reason TEXT, error TEXT, "
+            "PRIMARY KEY (run_id, metric, sample_key)) WITHOUT ROWID; "
             "PRAGMA user_version = 4;"
         )
     with Store(db) as store:
@@ -453,7 +459,7 @@ def test_deleting_a_run_removes_all_of_it_and_nothing_else(tmp_path: Path) -> No
         con = store.connection
         left = {
             table: con.execute(f"SELECT DISTINCT run_id FROM {table}").fetchall()
-            for table in ("samples", "metric_values", "read_errors")
+            for table in ("samples", "sample_metrics", "run_metrics", "read_errors")
         }
         assert [r.id for r in store.list_runs()] == [runs[1]]
         assert all([tuple(row) for row in rows] == [(runs[1],)] for rows in left.values())

@@ -95,7 +95,8 @@ def _stored(db: Path) -> dict[str, list[tuple[Any, ...]]]:
             table: [row[1:] for row in conn.execute(f"SELECT * FROM {table} ORDER BY {order}")]
             for table, order in (
                 ("samples", "seq"),
-                ("metric_values", "sample_key, metric"),
+                ("run_metrics", "metric"),
+                ("sample_metrics", "sample_key, part"),
                 ("read_errors", "source, line"),
             )
         }

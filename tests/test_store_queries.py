@@ -174,36 +174,33 @@ def test_a_version_2_store_gains_error_types_from_its_details(tmp_path: Path) ->
         assert [r.key for r in rows] == ["x"] and rows[0].category is None
 
 
-def _reads(store: Store) -> list[object]:
+def _reads(store: Store, ranged: str = "a", by: str = "b", key: str = "k1") -> list[object]:
     """Everything the readers of metric values get from run1."""
-    query = SampleQuery(ranges=(("a", 0.4, None),), sort="b", descending=True)
+    query = SampleQuery(ranges=((ranged, 0.4, None),), sort=by, descending=True)
+    names = store.metric_names("run1")
     return [
-        store.metric_names("run1"),
-        [list(chunk) for m in ("a", "b") for chunk in store.iter_metric("run1", m)],
-        [list(chunk) for chunk in store.iter_metric("run1", "b", ordered=True)],
+        names,
+        [list(chunk) for m in names for chunk in store.iter_metric("run1", m)],
+        [list(chunk) for chunk in store.iter_metric("run1", by, ordered=True)],
         [(r.key, r.metrics, r.details) for r in store.iter_samples("run1", order="worst")],
         store.missing_reasons("run1"),
         [(r.key, r.values) for r in store.query_samples("run1", query)[1]],
-        store.get_sample("run1", "k1").metrics,
+        store.get_sample("run1", key).metrics,
     ]
 
 
-def test_a_store_of_the_previous_layout_opens_and_reads_the_same(
-    tmp_path: Path, store: Store
-) -> None:
-    db = tmp_path / "v7.db"
+def _old_store(db: Path, rows: list[SampleRow], metrics: list[str]) -> None:
+    """A store of the previous release's layout (schema 7: a row per sample and metric)."""
     with sqlite3.connect(db) as old:
-        # the previous release's schema (version 7: each value also in a per-sample index)
         old.executescript(
             ";".join(_MIGRATIONS[v] for v in range(1, 8)) + "; PRAGMA user_version = 7;"
         )
         old.execute(
             "INSERT INTO runs (id, kind, suite, config, sources, status, created_at) VALUES "
             "('run1', 'evaluate', 's', ?, '[]', 'completed', 'now')",
-            (json.dumps({"suite": {"metrics": ["a", "b"]}}),),
+            (json.dumps({"suite": {"metrics": metrics}}),),
         )
-        for seq in range(len(_SAMPLES)):
-            row = _row(seq)
+        for row in rows:
             old.execute(
                 "INSERT INTO samples (run_id, key, seq, source, line, trace_id, task_id, "
                 "composite, coverage, recommendation, band, error, details, trace, category, "
@@ -214,12 +211,21 @@ def test_a_store_of_the_previous_layout_opens_and_reads_the_same(
                 old.execute(
                     "INSERT INTO metric_values VALUES ('run1', ?, ?, ?, ?, ?)", (row.key, *m)
                 )
+
+
+def test_a_store_of_the_previous_layout_opens_and_reads_the_same(
+    tmp_path: Path, store: Store
+) -> None:
+    db = tmp_path / "v7.db"
+    _old_store(db, [_row(i) for i in range(len(_SAMPLES))], ["a", "b"])
     with Store(db) as opened:
         con = opened.connection
         assert con.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
         assert con.execute("PRAGMA page_size").fetchone()[0] == 4096  # its own pages kept
-        indexes = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='index'")}
-        assert "metric_values_by_sample" not in indexes
+        tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master")}
+        # one row of values per sample now, each metric in its place
+        assert "metric_values" not in tables and "metric_values_by_sample" not in tables
+        assert con.execute("SELECT COUNT(*) FROM sample_metrics").fetchone()[0] == len(_SAMPLES)
         assert _reads(opened) == _reads(store)
         names, values, ordered, worst, missing, page, k1 = _reads(opened)
     assert names == ["a", "b"]
@@ -240,3 +246,58 @@ def test_a_store_of_the_previous_layout_opens_and_reads_the_same(
         ("k4", {"a": 0.6, "b": 0.1}),
     ]
     assert k1 == (MetricRow("a", 0.2, None, None), MetricRow("b", None, "no tool call", None))
+
+
+def _wide_row(seq: int) -> SampleRow:
+    """A sample of twenty metrics (two rows of values): the second lacks m03 and lists its
+    metrics backwards; every fifth metric has no value, and m17 fails on the third."""
+    metrics = []
+    for i in range(20):
+        if seq == 1 and i == 3:
+            continue
+        error = "m17 raised" if seq == 2 and i == 17 else None
+        value = None if i % 5 == 4 or error else seq + i / 10
+        reason = "not applicable" if i % 5 == 4 else None
+        metrics.append(MetricRow(f"m{i:02d}", value, reason, error))
+    if seq == 1:
+        metrics.reverse()
+    return SampleRow(
+        key=f"w{seq}",
+        seq=seq,
+        source=None,
+        line=None,
+        trace_id=f"t{seq}",
+        task_id="t",
+        composite=None,
+        coverage=1.0,
+        recommendation=None,
+        band=None,
+        error=None,
+        details={},
+        metrics=tuple(metrics),
+    )
+
+
+def test_many_metrics_in_any_order_read_the_same_in_both_layouts(tmp_path: Path) -> None:
+    names = [f"m{i:02d}" for i in range(20)]
+    rows = [_wide_row(seq) for seq in range(3)]
+    _old_store(tmp_path / "old.db", rows, names)
+    with Store(tmp_path / "new.db") as new, Store(tmp_path / "old.db") as old:
+        new.create_run(
+            kind="evaluate", suite="s", config={"suite": {"metrics": names}}, run_id="run1"
+        )
+        new.write_batch("run1", rows[1:2])  # its metrics backwards: their places too
+        new.write_batch("run1", [rows[0], rows[2]])
+        reads = _reads(new, ranged="m18", by="m15", key="w1")
+        assert _reads(old, ranged="m18", by="m15", key="w1") == reads
+    found, values, by_seq, samples, missing, page, w1 = reads
+    assert found == names
+    assert values[3] == [0.3, 2.3]  # w0 and w2: w1 has no m03
+    assert values[17] == [1.7, 1 + 1.7, None] and values[4] == [None] * 3
+    assert by_seq == [[1.5, 1 + 1.5, 2 + 1.5]]
+    assert [key for key, _, _ in samples] == ["w0", "w1", "w2"]
+    assert [m.metric for m in w1] == [n for n in names if n != "m03"]
+    assert w1[3] == MetricRow("m04", None, "not applicable", None)
+    assert samples[2][1][17] == MetricRow("m17", None, None, "m17 raised")
+    assert missing["m04"] == [("not applicable", 3)] and missing["m17"] == [("m17 raised", 1)]
+    assert [key for key, _ in page] == ["w2", "w1", "w0"]  # m18 >= 0.4 all, by m15 downwards

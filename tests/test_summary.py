@@ -14,7 +14,7 @@ import pytest
 
 from agentgauge.results import summary_stats
 from agentgauge.stats import Moments, summarize
-from agentgauge.store import MetricRow, SampleRow, Store
+from agentgauge.store import _VALUE_COLUMNS, MetricRow, SampleRow, Store
 
 
 def test_moments_are_exact_whatever_the_order_and_the_chunks() -> None:
@@ -162,11 +162,14 @@ def test_a_finished_run_keeps_its_summary_and_new_samples_forget_it(tmp_path: Pa
     first = summary_stats(store, run_id)
     assert store.get_run(run_id).summary == {"stats": first.as_dict()}
     # what is kept is what is read next time: the samples are not read again
-    store.connection.execute("DELETE FROM metric_values")
+    store.connection.execute("DELETE FROM sample_metrics")
     assert summary_stats(store, run_id) == first
     store.write_batch(run_id, rows[:1])
     assert store.get_run(run_id).summary is None
     store.close()
+
+
+_VALUES = ", ".join(f"v{i}" for i in range(_VALUE_COLUMNS))
 
 
 def _copied(store: Store, run_id: str, times: int) -> str:
@@ -185,10 +188,14 @@ def _copied(store: Store, run_id: str, times: int) -> str:
             (copy, f"/{k}", k * n, run_id),
         )
         store.connection.execute(
-            "INSERT INTO metric_values SELECT ?, sample_key || ?, metric, value, reason, error "
-            "FROM metric_values WHERE run_id = ?",
+            f"INSERT INTO sample_metrics SELECT ?, part, sample_key || ?, present, {_VALUES}, "
+            "notes FROM sample_metrics WHERE run_id = ?",
             (copy, f"/{k}", run_id),
         )
+    store.connection.execute(
+        "INSERT INTO run_metrics SELECT ?, metric, position FROM run_metrics WHERE run_id = ?",
+        (copy, run_id),
+    )
     return copy
 
 

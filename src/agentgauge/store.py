@@ -2,7 +2,8 @@
 
 Tables: ``runs`` (kind, suite, full config minus secrets, status), ``samples`` (one row per
 scored trace, with its composite, verdict, tokens and cost, task category, error type and the
-trace itself compressed), ``metric_values`` (one row per sample and metric), ``read_errors``
+trace itself compressed), ``sample_metrics`` (a sample's metric values in one row, each metric
+in the place ``run_metrics`` gives it in its run), ``read_errors``
 (bad input lines), ``records`` (ordered JSON records that a domain attaches to a run, such as
 a tuning history), ``judge_cache``, ``embedding_cache`` and
 ``bertscore_cache``.
@@ -18,11 +19,11 @@ import re
 import sqlite3
 import uuid
 import zlib
-from collections.abc import Iterator, Sequence
+from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import lru_cache
-from operator import itemgetter
 from pathlib import Path, PurePath
 from typing import Any, NamedTuple, Protocol, overload
 
@@ -56,13 +57,14 @@ __all__ = [
     "SampleQuery",
     "SampleRow",
     "SampleSource",
+    "SampleValues",
     "Store",
     "StoreError",
     "prepare_batch",
     "redact_secrets",
 ]
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 
 JUDGE_CACHE_SCHEMA = """
 CREATE TABLE IF NOT EXISTS judge_cache (
@@ -98,6 +100,12 @@ CREATE TABLE IF NOT EXISTS bertscore_cache (
 (:meth:`Store.cached_embeddings`), and the scores of (candidate, reference) pairs by a digest
 of the model, layer, texts and weights (:meth:`Store.cached_scores`). A rerun over the same
 texts runs no model, and over the same pairs computes nothing."""
+
+_VALUE_COLUMNS = 16
+"""The metric values a row of ``sample_metrics`` holds: metric ``position`` of a run (its order
+of first appearance) is column ``v{position % 16}`` of the sample's row ``position // 16``; bit
+``position % 16`` of the row's ``present`` says the sample has a value (None or a number) for it;
+``notes`` holds the reasons and errors (JSON: metric -> ``[reason, error]``, None when none)."""
 
 _FIRST_SAMPLE_COLUMNS = """        run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
         key TEXT NOT NULL,
@@ -224,9 +232,48 @@ _MIGRATIONS: dict[int, str] = {
     # a sample's metric values are read by their primary key, a page of samples at a time:
     # the index cost a second B-tree insert per value written, a quarter of a batch's writing
     8: "DROP INDEX IF EXISTS metric_values_by_sample",
+    # a sample's metric values in one row (:data:`_VALUE_COLUMNS` of them a row, by the place
+    # the run gave each metric), not one row each: writing a batch inserted seven rows per
+    # sample for the behaviour suite, half of the time a batch took to write
+    9: f"""
+    CREATE TABLE run_metrics (
+        run_id TEXT NOT NULL,
+        metric TEXT NOT NULL,
+        position INTEGER NOT NULL,
+        PRIMARY KEY (run_id, metric)
+    ) WITHOUT ROWID;
+    CREATE TABLE sample_metrics (
+        run_id TEXT NOT NULL,
+        part INTEGER NOT NULL,
+        sample_key TEXT NOT NULL,
+        present INTEGER NOT NULL,
+        {", ".join(f"v{i} REAL" for i in range(_VALUE_COLUMNS))},
+        notes TEXT,
+        PRIMARY KEY (run_id, part, sample_key)
+    ) WITHOUT ROWID;
+    INSERT INTO run_metrics
+    SELECT run_id, metric, ROW_NUMBER() OVER (PARTITION BY run_id ORDER BY metric) - 1
+    FROM (SELECT DISTINCT run_id, metric FROM metric_values);
+    INSERT INTO sample_metrics
+    SELECT v.run_id, m.position / {_VALUE_COLUMNS}, v.sample_key,
+        SUM(1 << (m.position % {_VALUE_COLUMNS})),
+        {
+        ", ".join(
+            f"MAX(CASE WHEN m.position % {_VALUE_COLUMNS} = {i} THEN v.value END)"
+            for i in range(_VALUE_COLUMNS)
+        )
+    },
+        NULLIF(json_group_object(v.metric, json_array(v.reason, v.error))
+            FILTER (WHERE v.reason IS NOT NULL OR v.error IS NOT NULL), '{{}}')
+    FROM metric_values AS v JOIN run_metrics AS m ON m.run_id = v.run_id AND m.metric = v.metric
+    GROUP BY v.run_id, m.position / {_VALUE_COLUMNS}, v.sample_key;
+    DROP TABLE metric_values;
+    """,
 }
 
 
+_NO_VALUES = (None,) * _VALUE_COLUMNS
+_VALUE_MARKS = ",".join("?" * (_VALUE_COLUMNS + 5))  # a row of sample_metrics
 _PAGE_SIZE = 8192
 _SAMPLES_PAGE = 256  # samples read at a time, whose metric values are read together
 _SQL_VARIABLES = 500  # bound parameters per statement, well under SQLite's limit
@@ -516,8 +563,14 @@ class SampleQuery:
                 params.append(value)
         return clauses, params
 
-    def where(self, run_id: str) -> tuple[str, tuple[Any, ...]]:
-        """The SQL condition on ``samples AS s`` and its parameters."""
+    def where(self, run_id: str, positions: Mapping[str, int]) -> tuple[str, tuple[Any, ...]]:
+        """The SQL condition on ``samples AS s`` and its parameters.
+
+        Args:
+            run_id: the run.
+            positions: the place of each of the run's metrics among its values
+                (:data:`_VALUE_COLUMNS`).
+        """
         own, own_params = self.column_conditions("s.")
         clauses = ["s.run_id = ?", *own]
         params: list[Any] = [run_id, *own_params]
@@ -526,12 +579,16 @@ class SampleQuery:
             if metric == "composite":
                 clauses.append("s.composite IS NOT NULL")
                 clauses += [f"s.composite {op} ?" for op, bound in bounds if bound is not None]
+            elif metric not in positions:  # a metric the run has no value of
+                clauses.append("0")
+                continue
             else:
-                inner = ["run_id = ?", "metric = ?", "value IS NOT NULL"]
-                params += [run_id, metric]
-                inner += [f"value {op} ?" for op, bound in bounds if bound is not None]
+                part, column = divmod(positions[metric], _VALUE_COLUMNS)
+                inner = ["run_id = ?", "part = ?", f"v{column} IS NOT NULL"]
+                params += [run_id, part]
+                inner += [f"v{column} {op} ?" for op, bound in bounds if bound is not None]
                 clauses.append(
-                    f"s.key IN (SELECT sample_key FROM metric_values WHERE {' AND '.join(inner)})"
+                    f"s.key IN (SELECT sample_key FROM sample_metrics WHERE {' AND '.join(inner)})"
                 )
             params += [bound for _, bound in bounds if bound is not None]
         return " AND ".join(clauses), tuple(params)
@@ -632,7 +689,7 @@ class PreparedBatch(NamedTuple):
     """
 
     samples: list[tuple[Any, ...]]
-    metric_values: list[tuple[Any, ...]]
+    metric_values: list[SampleValues]
     errors: list[tuple[Any, ...]]
 
     @property
@@ -661,28 +718,70 @@ def prepare_batch(
     )
 
 
+class SampleValues(NamedTuple):
+    """A sample's metric values as :func:`prepare_batch` makes them: its key as stored, the
+    metrics' names (one tuple shared by the samples of a batch that have the same metrics),
+    their values in that order, and the JSON of their reasons and errors (metric ->
+    ``[reason, error]``, for the metrics that have one; None when none has)."""
+
+    key: str
+    metrics: tuple[str, ...]
+    values: tuple[float | None, ...]
+    notes: str | None
+
+    def rows(self) -> Iterator[tuple[str, float | None, str | None, str | None]]:
+        """``(metric, value, reason, error)`` of each of the sample's metrics, in order."""
+        notes = json.loads(self.notes) if self.notes else {}
+        for metric, value in zip(self.metrics, self.values, strict=True):
+            reason, error = notes.get(metric, _NO_NOTE)
+            yield metric, value, reason, error
+
+
+_NO_NOTE = (None, None)
+_NO_REASON = "no reason given"
+
+
 def _metric_values(samples: Sequence[SampleRow], rows: Sequence[tuple[Any, ...]]) -> list[Any]:
-    """The metric values' rows of a batch (key, metric, value, reason, error), metric by metric:
-    the store inserts each metric's values side by side in its primary key, rather than a
-    value in each of the metrics' places by turns."""
+    """Each sample's :class:`SampleValues`."""
     values = []
-    names: dict[str, str] = {}
+    stored: dict[tuple[str, ...], tuple[str, ...]] = {}
     for s, row in zip(samples, rows, strict=True):
-        key = row[0]  # the sample's key as stored
-        for metric, value, reason, error in s.metrics:
-            if (name := names.get(metric)) is None:
-                name = names[metric] = _text(metric)
-            values.append(
-                (
-                    key,
-                    name,
-                    value,
-                    None if reason is None else _shown(reason),
-                    None if error is None else _shown(error),
-                )
+        metrics = s.metrics
+        names = tuple([m[0] for m in metrics])
+        if (kept := stored.get(names)) is None:
+            kept = stored[names] = tuple(map(_text, names))
+        noted = {
+            name: [_shown(m[2]), _shown(m[3])]
+            for name, m in zip(kept, metrics, strict=True)
+            if m[2] is not None or m[3] is not None
+        }
+        values.append(
+            SampleValues(
+                row[0],  # the sample's key as stored
+                kept,
+                tuple([m[1] for m in metrics]),
+                _ANY_VALUE.encode(noted) if noted else None,
             )
-    values.sort(key=itemgetter(1))  # stable: each metric's values in the samples' order
+        )
     return values
+
+
+def _metric_rows(
+    key: str, places: Sequence[tuple[str, int, int]], found: Mapping[tuple[int, str], Any]
+) -> tuple[MetricRow, ...]:
+    """A sample's metric values from its rows of ``sample_metrics`` (``found``, by part and
+    key), in the order of ``places`` (each metric's name, part and column)."""
+    metrics = []
+    notes: dict[int, dict[str, list[str | None]]] = {}  # each row's
+    for name, part, column in places:
+        row = found.get((part, key))
+        if row is None or not row[3] >> column & 1:
+            continue  # the sample has no value of this metric
+        if (noted := notes.get(part)) is None:
+            noted = notes[part] = json.loads(row[-1]) if row[-1] else {}
+        reason, error = noted.get(name, _NO_NOTE)
+        metrics.append(MetricRow(name, row[4 + column], reason, error))
+    return tuple(metrics)
 
 
 def _now() -> str:
@@ -978,10 +1077,11 @@ class Store:
                 "category, error_type) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 [(run_id, *row) for row in batch.samples],
             )
-            db.executemany(
-                "INSERT OR REPLACE INTO metric_values VALUES (?,?,?,?,?,?)",
-                [(run_id, *row) for row in batch.metric_values],
-            )
+            if batch.metric_values:
+                db.executemany(
+                    f"INSERT OR REPLACE INTO sample_metrics VALUES ({_VALUE_MARKS})",
+                    self._value_rows(run_id, batch.metric_values),
+                )
             # one row per line: an error there replaces a warning, never the other way
             db.executemany(
                 "INSERT INTO read_errors VALUES (?,?,?,?,?) "
@@ -998,6 +1098,56 @@ class Store:
             if db.in_transaction:  # a Ctrl-C can land just after the COMMIT
                 db.execute("ROLLBACK")
             raise
+
+    def _value_rows(self, run_id: str, samples: Sequence[SampleValues]) -> list[tuple[Any, ...]]:
+        """The rows of ``sample_metrics`` that hold the samples' values; a metric new to the
+        run is given the next place (inside the batch's transaction)."""
+        positions = self._positions(run_id)
+        layouts: dict[tuple[str, ...], tuple[int, tuple[None, ...]] | None] = {}
+        rows: list[tuple[Any, ...]] = []
+        for key, names, values, notes in samples:
+            if names not in layouts:
+                layouts[names] = self._layout(run_id, names, positions)
+            layout = layouts[names]
+            if layout is not None:  # the run's first metrics, in their order: one row
+                present, padding = layout
+                rows.append((run_id, 0, key, present, *values, *padding, notes))
+                continue
+            parts: dict[int, list[Any]] = {}
+            for name, value in zip(names, values, strict=True):
+                part, column = divmod(positions[name], _VALUE_COLUMNS)
+                if (row := parts.get(part)) is None:
+                    row = parts[part] = [run_id, part, key, 0, *_NO_VALUES, notes]
+                row[3] |= 1 << column
+                row[4 + column] = value
+            rows += map(tuple, parts.values())
+        return rows
+
+    def _layout(
+        self, run_id: str, names: tuple[str, ...], positions: dict[str, int]
+    ) -> tuple[int, tuple[None, ...]] | None:
+        """Give the run's new metrics among ``names`` their places; when ``names`` are the
+        run's first metrics in their order, the ``present`` bits and the padding of a row."""
+        for name in names:
+            if name not in positions:
+                positions[name] = len(positions)
+                self._db.execute(
+                    "INSERT INTO run_metrics VALUES (?, ?, ?)", (run_id, name, positions[name])
+                )
+        if len(names) <= _VALUE_COLUMNS and all(
+            positions[name] == i for i, name in enumerate(names)
+        ):
+            return (1 << len(names)) - 1, _NO_VALUES[len(names) :]
+        return None
+
+    def _positions(self, run_id: str) -> dict[str, int]:
+        """The place of each of the run's metrics among its values (:data:`_VALUE_COLUMNS`)."""
+        return {
+            r[0]: r[1]
+            for r in self._db.execute(
+                "SELECT metric, position FROM run_metrics WHERE run_id = ?", (run_id,)
+            )
+        }
 
     def done_among(self, run_id: str, keys: Sequence[str]) -> set[str]:
         """Which of these keys the run already holds, as a sample or as a bad line (``source#line``
@@ -1051,18 +1201,7 @@ class Store:
 
     def metric_names(self, run_id: str) -> list[str]:
         """The metrics recorded for a run, in the order of its suite when known."""
-        # one index seek per metric, not a scan of every value of the run
-        names = [
-            r[0]
-            for r in self._db.execute(
-                "WITH RECURSIVE m(name) AS ("
-                " SELECT MIN(metric) FROM metric_values WHERE run_id = ?1"
-                " UNION ALL SELECT (SELECT MIN(metric) FROM metric_values"
-                "  WHERE run_id = ?1 AND metric > m.name) FROM m WHERE m.name IS NOT NULL"
-                ") SELECT name FROM m WHERE name IS NOT NULL",
-                (run_id,),
-            )
-        ]
+        names = sorted(self._positions(run_id))
         order = self.get_run(run_id).metric_order
         return sorted(names, key=lambda n: (order.index(n) if n in order else len(order), n))
 
@@ -1078,14 +1217,22 @@ class Store:
             ordered: in input order (slower); in the index's order otherwise.
             chunk: values per chunk.
         """
+        position = self._positions(run_id).get(metric)
+        if position is None:  # no value of it in the run
+            return
+        part, column = divmod(position, _VALUE_COLUMNS)
         if ordered:
             sql = (
-                "SELECT v.value FROM samples AS s JOIN metric_values AS v ON v.run_id = s.run_id "
-                "AND v.metric = ?2 AND v.sample_key = s.key WHERE s.run_id = ?1 ORDER BY s.seq"
+                f"SELECT v.v{column} FROM samples AS s JOIN sample_metrics AS v "
+                "ON v.run_id = s.run_id AND v.part = ?2 AND v.sample_key = s.key "
+                "WHERE s.run_id = ?1 AND v.present & ?3 ORDER BY s.seq"
             )
-        else:
-            sql = "SELECT value FROM metric_values WHERE run_id = ?1 AND metric = ?2"
-        for rows in self._chunks(sql, (run_id, metric), chunk):
+        else:  # in the order of the samples' keys
+            sql = (
+                f"SELECT v{column} FROM sample_metrics "
+                "WHERE run_id = ?1 AND part = ?2 AND present & ?3"
+            )
+        for rows in self._chunks(sql, (run_id, part, 1 << column), chunk):
             yield [r[0] for r in rows]
 
     def iter_columns(
@@ -1190,7 +1337,7 @@ class Store:
         Raises:
             StoreError: a sort key that is neither a column nor a metric of the run.
         """
-        where, params = query.where(run_id)
+        where, params = query.where(run_id, self._positions(run_id))
         total = self._db.execute(
             f"SELECT COUNT(*) FROM samples AS s WHERE {where}", params
         ).fetchone()[0]
@@ -1209,50 +1356,54 @@ class Store:
         by_key = {row.key: row for row in self._sample_rows(run_id, sql, (run_id, *keys))}
         return int(total), [by_key[key] for key in keys]
 
-    def _sample_order(self, run_id: str, query: SampleQuery) -> tuple[str, tuple[str, ...], str]:
+    def _sample_order(self, run_id: str, query: SampleQuery) -> tuple[str, tuple[Any, ...], str]:
         """The join, its parameters and the ORDER BY of a query's sort (missing values last)."""
         direction = "DESC" if query.descending else "ASC"
         if query.sort == "seq":
             return "", (), f"s.seq {direction}"
         if query.sort == "composite":
             return "", (), f"s.composite IS NULL, s.composite {direction}, s.seq"
-        if query.sort not in self.metric_names(run_id):
+        position = self._positions(run_id).get(query.sort)
+        if position is None:
             raise StoreError(f"run {run_id} has no metric {query.sort!r} to sort by")
+        part, column = divmod(position, _VALUE_COLUMNS)
         join = (
-            "LEFT JOIN metric_values AS o ON o.run_id = s.run_id AND o.metric = ? "
+            "LEFT JOIN sample_metrics AS o ON o.run_id = s.run_id AND o.part = ? "
             "AND o.sample_key = s.key"
         )
-        return join, (query.sort,), f"o.value IS NULL, o.value {direction}, s.seq"
+        return join, (part,), f"o.v{column} IS NULL, o.v{column} {direction}, s.seq"
 
     def _sample_rows(self, run_id: str, sql: str, params: Sequence[Any]) -> Iterator[SampleRow]:
         """Samples from a query selecting :func:`_sample_columns`, each with its metric
         values in the order of the run's suite."""
-        names = self.metric_names(run_id)
-        # a page of samples at a time, then each metric's values of the page: one statement
-        # per metric and page, the values found by their primary key (in the suite's order)
-        metric_sql = (
-            "SELECT sample_key, value, reason, error FROM metric_values "
-            "WHERE run_id = ? AND metric = ? AND sample_key IN ({})"
-        )
+        # each metric's place among the run's values, in the order of the run's suite
+        positions = self._positions(run_id)
+        places = [
+            (name, *divmod(positions[name], _VALUE_COLUMNS)) for name in self.metric_names(run_id)
+        ]
+        parts = sorted({part for _, part, _ in places})
+        # a page of samples at a time, then their values: one statement per page (and part)
+        values_sql = "SELECT * FROM sample_metrics WHERE run_id = ? AND part = ? AND sample_key IN "
         # plain tuples made into rows in C: a report reads every metric value of a run
-        samples, metric_values = self._db.cursor(), self._db.cursor()
-        samples.row_factory = metric_values.row_factory = None
+        samples, sample_values = self._db.cursor(), self._db.cursor()
+        samples.row_factory = sample_values.row_factory = None
         samples.execute(sql, params)
         while page := samples.fetchmany(_SAMPLES_PAGE):
-            metrics: dict[str, list[MetricRow]] = {row[0]: [] for row in page}
-            keyed = metric_sql.format(",".join("?" * len(metrics)))
-            for name in names:
-                for key, value, reason, error in metric_values.execute(
-                    keyed, (run_id, name, *metrics)
-                ):
-                    metrics[key].append(MetricRow(name, value, reason, error))
+            keys = [row[0] for row in page]
+            marks = f"({','.join('?' * len(keys))})"
+            found = {
+                (part, r[2]): r
+                for part in parts
+                for r in sample_values.execute(values_sql + marks, (run_id, part, *keys))
+            }
+            metrics = {key: _metric_rows(key, places, found) for key in keys}
             for row in page:
                 blob = row[12]
                 yield SampleRow._make(
                     (
                         *row[:11],
                         json.loads(row[11]),
-                        tuple(metrics[row[0]]),
+                        metrics[row[0]],
                         zlib.decompress(blob) if blob is not None else None,
                         json.loads(row[13]) if row[13] else None,
                         row[14],
@@ -1288,15 +1439,19 @@ class Store:
             per_metric: at most this many reasons per metric.
         """
         out: dict[str, list[tuple[str, int]]] = {}
-        for metric, reason, count in self._db.execute(
-            "SELECT metric, COALESCE(error, reason, 'no reason given'), COUNT(*) "
-            "FROM metric_values WHERE run_id = ? AND value IS NULL GROUP BY 1, 2 "
-            "ORDER BY 1, 3 DESC, 2",
-            (run_id,),
-        ):
-            reasons = out.setdefault(metric, [])
-            if len(reasons) < per_metric:
-                reasons.append((reason, count))
+        for metric, position in sorted(self._positions(run_id).items()):
+            part, column = divmod(position, _VALUE_COLUMNS)
+            reasons: Counter[str] = Counter()
+            for notes, count in self._db.execute(
+                f"SELECT notes, COUNT(*) FROM sample_metrics WHERE run_id = ? AND part = ? "
+                f"AND present & ? AND v{column} IS NULL GROUP BY notes",
+                (run_id, part, 1 << column),
+            ):
+                reason, error = json.loads(notes).get(metric, _NO_NOTE) if notes else _NO_NOTE
+                shown = error if error is not None else reason
+                reasons[_NO_REASON if shown is None else shown] += count
+            if reasons:
+                out[metric] = sorted(reasons.items(), key=lambda r: (-r[1], r[0]))[:per_metric]
         return out
 
     def read_errors(
@@ -1450,7 +1605,8 @@ class Store:
         rid = self.get_run(run_id).id
         self._db.execute("BEGIN IMMEDIATE")
         for table, col in (
-            ("metric_values", "run_id"),
+            ("sample_metrics", "run_id"),
+            ("run_metrics", "run_id"),
             ("samples", "run_id"),
             ("read_errors", "run_id"),
             ("records", "run_id"),

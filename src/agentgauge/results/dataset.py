@@ -157,19 +157,20 @@ def _sample_columns(batch: PreparedBatch, metrics: Sequence[str]) -> dict[str, l
     columns["usage.judge"] = [
         None if not u or not u.get("judge") else json.dumps(u["judge"]) for u in usages
     ]
-    # metric values, one row per sample and metric: (key, metric, value, reason, error)
+    # metric values, each sample's (:class:`~agentgauge.store.SampleValues`)
     index = {key: i for i, key in enumerate(columns["key"])}
     n = len(batch.samples)
     for metric in metrics:
         for kind in ("metric", "reason", "error"):
             columns[metric_column(kind, metric)] = [None] * n
     known = set(metrics)
-    for key, metric, value, reason, error in batch.metric_values:
-        if metric in known:
-            i = index[key]
-            columns[metric_column("metric", metric)][i] = value
-            columns[metric_column("reason", metric)][i] = reason
-            columns[metric_column("error", metric)][i] = error
+    for sample in batch.metric_values:
+        i = index[sample.key]
+        for metric, value, reason, error in sample.rows():
+            if metric in known:
+                columns[metric_column("metric", metric)][i] = value
+                columns[metric_column("reason", metric)][i] = reason
+                columns[metric_column("error", metric)][i] = error
     return columns
 
 

@@ -348,9 +348,9 @@ class Monitor:
             batch: the samples' rows.
         """
         per_key: dict[str, dict[str, float | None]] = {row[0]: {} for row in batch.samples}
-        for key, metric, value, _reason, _error in batch.metric_values:
-            if key in per_key:
-                per_key[key][metric] = value
+        for sample in batch.metric_values:
+            if sample.key in per_key:
+                per_key[sample.key].update(zip(sample.metrics, sample.values, strict=True))
         events = []
         with self._lock:
             for row in batch.samples:
