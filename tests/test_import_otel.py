@@ -688,3 +688,40 @@ def test_an_otel_file_read_as_native_jsonl_gets_a_hint(tmp_path: Path) -> None:
     assert result.exit_code == 1
     assert "0 samples" in result.output
     assert "read with --format otel" in " ".join(result.output.split())
+
+
+def test_an_attribute_that_cannot_be_read_is_named_by_its_path_in_either_form() -> None:
+    # attributes as an object (the SDKs' console spans) and as OTLP's key/value list: the
+    # value that cannot be read is left out and named where it is; the others are read
+    from agentgauge.io.otel.wire.otlp import attributes_of, spans_of
+    from agentgauge.io.otel.wire.span import BadField
+
+    span = {
+        "name": "chat",
+        "context": {"trace_id": "0x" + "1" * 32, "span_id": "0x" + "2" * 16},
+        "attributes": {
+            "gen_ai.usage.input_tokens": {"intValue": "many"},
+            "ok": {"stringValue": "s"},
+            "n": 3,
+            "listed": {"arrayValue": {"values": [{"stringValue": "a"}, {"intValue": "x"}]}},
+        },
+    }
+    (read,), problems = spans_of([span], 7)
+    assert read.attributes == {"ok": "s", "n": 3}
+    assert [(p.field, p.warning) for p in problems] == [
+        ("[0].attributes.gen_ai.usage.input_tokens", True),
+        ("[0].attributes.listed.arrayValue.values[1]", True),
+    ]
+    assert "invalid literal for int()" in str(problems[0])
+    listed = [
+        {"key": "a", "value": {"stringValue": "1"}},
+        {"key": "b", "value": {"doubleValue": "z"}},
+    ]
+    with pytest.raises(BadField) as caught:
+        attributes_of(listed, "w")
+    assert caught.value.field == "w[1].value"
+    assert attributes_of({"a": {"stringValue": None}, "b": {"boolValue": 0}, "c": {}}, "w") == {
+        "a": None,
+        "b": False,
+        "c": None,
+    }

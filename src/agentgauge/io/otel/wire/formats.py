@@ -36,6 +36,12 @@ def as_otlp(doc: Any, span_format: SpanFormat) -> tuple[Any, str, list[BadField]
     ``openai-agents``, ``langsmith``, ``langfuse``, ``otlp-json`` (requests) or ``sdk-json``
     (span lists), and what could not be converted (all of it, with no document, when it is not
     of the format asked for). ``auto`` tells the formats apart by their keys."""
+    if (
+        span_format in ("auto", "otlp-json")
+        and isinstance(doc, dict)
+        and doc.keys() == {"resourceSpans"}
+    ):
+        return doc, "otlp-json", []  # a request alone (the Collector's lines): no other format
     mlflow = is_mlflow(doc)
     if span_format == "mlflow" and not mlflow:
         message = "missing: not an MLflow trace (info, data.spans) nor a list of them"

@@ -80,20 +80,27 @@ def attributes_of(raw: Any, where: str, problems: list[BadField] | None = None) 
     """
     if raw is None:
         return {}
+    # each value's path is written only for an error: a span's attributes are read by the
+    # thousand, and nearly all of them are strings, taken as they are
     if isinstance(raw, dict):
-        pairs = [(str(k), v, f"{where}.{k}") for k, v in raw.items()]
+        pairs = [(str(k), v, k) for k, v in raw.items()]
+        path = "{}.{}"
     elif isinstance(raw, list):
         pairs = []
         for i, kv in enumerate(raw):
             if not isinstance(kv, dict) or not isinstance(kv.get("key"), str):
                 raise BadField(f"{where}[{i}].key", "an attribute needs a string 'key'")
-            pairs.append((kv["key"], kv.get("value"), f"{where}[{i}].value"))
+            pairs.append((kv["key"], kv.get("value"), i))
+        path = "{}[{}].value"
     else:
         raise BadField(where, f"expected a list of key/value attributes, got {type(raw).__name__}")
     out: dict[str, Any] = {}
     for key, value, at in pairs:
+        if type(value) is dict and "stringValue" in value:
+            out[key] = value["stringValue"]  # any_value's first case
+            continue
         try:
-            out[key] = any_value(value, at)
+            out[key] = any_value(value, path.format(where, at))
         except BadField as exc:
             if problems is None:
                 raise
@@ -133,9 +140,10 @@ def _decode_span(
     for key, value in ((trace_key, trace_id), (span_key, span_id), (parent_key, parent)):
         if value is not None and not isinstance(value, str):
             raise BadField(f"{where}.{key}", f"expected a hex string, got {value!r:.40}")
-    if hex_id(trace_id) is None:
+    trace_hex, span_hex = hex_id(trace_id), hex_id(span_id)
+    if trace_hex is None:
         raise BadField(f"{where}.{trace_key}", "missing: every span needs its trace id")
-    if hex_id(span_id) is None:
+    if span_hex is None:
         raise BadField(f"{where}.{span_key}", "missing: every span needs its span id")
     start_key, start = first(raw, "startTimeUnixNano", "start_time")
     end_key, end = first(raw, "endTimeUnixNano", "end_time")
@@ -167,8 +175,8 @@ def _decode_span(
     attributes = attributes_of(raw.get("attributes"), f"{where}.attributes", problems)
     _drop_oversized(attributes, f"{where}.attributes", problems)
     return Span(
-        trace_id=str(hex_id(trace_id)),
-        span_id=str(hex_id(span_id)),
+        trace_id=trace_hex,
+        span_id=span_hex,
         parent_id=hex_id(parent),
         name=str(raw.get("name") or ""),
         start_ns=start_ns,
