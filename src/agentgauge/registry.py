@@ -185,6 +185,7 @@ class Registry(Generic[T]):
         self._entries: dict[str, Entry[T]] = {}
         self._aliases: dict[str, str] = {}
         self._loaded = False
+        self._imported: set[str] = set()  # the index's modules imported (looked up per line)
         self.version = 0
         """Bumped by every registration, so that what was built from entries can be rebuilt."""
 
@@ -274,8 +275,9 @@ class Registry(Generic[T]):
         module = self._index.get(name)
         if module is None:
             self.load()
-        else:
+        elif module not in self._imported:
             importlib.import_module(module)
+            self._imported.add(module)
 
     def _load_entry_point(self, ep: EntryPoint) -> None:
         distribution = _distribution(ep)
