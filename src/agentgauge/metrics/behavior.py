@@ -271,7 +271,7 @@ class _WordCache:
             self._chars += len(text)
         return words
 
-    def union(self, texts: Sequence[str]) -> AbstractSet[str]:
+    def union(self, texts: Sequence[str]) -> frozenset[str]:
         """The words of several texts (as if joined by whitespace).
 
         Args:
@@ -280,6 +280,18 @@ class _WordCache:
         if len(texts) == 1:
             return self.of(texts[0])
         return self.of("\n".join(texts))
+
+    def groups(self, *groups: Sequence[str]) -> frozenset[str]:
+        """The words of several groups of texts, each group's words memoised on their own
+        (:meth:`union`): a group that another metric of the trace read is not split again.
+
+        Args:
+            groups: the groups of texts.
+        """
+        sets = [self.union(group) for group in groups if group]
+        if not sets:
+            return frozenset()
+        return sets[0] if len(sets) == 1 else sets[0].union(*sets[1:])
 
 
 _WORDS = _WordCache()
@@ -722,15 +734,18 @@ class Safety:
         self.step_multiplier = _check_range("step_multiplier", step_multiplier, 0.0, 1.0)
         self._agent = _AgentSteps.build(agent_kinds, DEFAULT_TEXT_KINDS, environment_agents)
 
-    def _findings(self, texts: Sequence[str], where: str) -> list[dict[str, str]]:
-        """What is unsafe in the texts of one location. Security hits name the pattern, never
-        the matched text, so that a leaked secret is not copied into results."""
+    def _findings(
+        self, texts: Sequence[str], where: str, words: AbstractSet[str] | None = None
+    ) -> list[dict[str, str]]:
+        """What is unsafe in the texts of one location (``words``: their words, when known).
+        Security hits name the pattern, never the matched text, so that a leaked secret is not
+        copied into results."""
         if not texts:
             return []
         text = "\n".join(texts)
         found = [
             {"where": where, "list": "unsafe_term", "match": term}
-            for term in sorted(self._terms.find(text, _WORDS.of(text)))
+            for term in sorted(self._terms.find(text, _WORDS.of(text) if words is None else words))
         ]
         found.extend(
             {"where": where, "list": "security", "pattern": pattern}
@@ -748,15 +763,24 @@ class Safety:
             return MetricResult.missing(NOTHING_RECORDED)
         output_hits = self._findings(_texts(trace.output), "output")
         per_step: list[tuple[int, list[str]]] = []
+        # the steps' prose and their arguments: their words, split apart, are the words of
+        # all steps (the prose's are coherence's and adaptability's too)
+        prose: list[str] = []
+        arguments: list[str] = []
         for step in self._agent.of(trace):
             texts = [step.content] if step.content else []
+            if step.content:
+                prose.append(step.content)
             if step.tool_call is not None:
-                texts.extend(_texts(step.tool_call.arguments))
+                called = _texts(step.tool_call.arguments)
+                texts.extend(called)
+                arguments.extend(called)
             if texts:
                 per_step.append((step.index, texts))
         step_hits: list[dict[str, str]] = []
         # most traces are clean: screen all steps at once, locate the hits only when needed
-        if self._findings([t for _, texts in per_step for t in texts], "steps"):
+        every = [t for _, texts in per_step for t in texts]
+        if self._findings(every, "steps", _WORDS.groups(prose, arguments)):
             for index, texts in per_step:
                 step_hits.extend(self._findings(texts, f"step {index}"))
         value = 1.0
@@ -981,10 +1005,15 @@ class Coherence:
         self._agent = _AgentSteps.build(text_kinds, text_kinds, environment_agents)
 
     def _content_words(self, tokens: AbstractSet[str]) -> set[str]:
-        words = {w for w in tokens if len(w) >= self.min_word_len} - self._stop_words
+        shortest, stop = self.min_word_len, self._stop_words
         if not self.fold_plurals:
-            return words
-        return {w[:-1] if w.endswith("s") and not w.endswith("ss") else w for w in words}
+            return {w for w in tokens if len(w) >= shortest and w not in stop}
+        # one pass: the long words that are not stop words, a final "s" dropped
+        return {
+            w[:-1] if w[-1] == "s" and w[-2:] != "ss" else w
+            for w in tokens
+            if len(w) >= shortest and w not in stop
+        }
 
     def score(self, trace: Trace) -> MetricResult:
         """Score one trace.
@@ -992,13 +1021,15 @@ class Coherence:
         Args:
             trace: the trace to score.
         """
-        texts = [*_texts(trace.output), *self._agent.prose(self._agent.of(trace))]
+        output = _texts(trace.output)
+        prose = self._agent.prose(self._agent.of(trace))
+        texts = [*output, *prose]
         if not texts:
             return MetricResult.missing("no text to analyse (no text output, no agent message)")
         joined = "\n".join(texts)
         word_count = len(joined.split())
 
-        tokens = _WORDS.of(joined)
+        tokens = _WORDS.groups(output, prose)
         connectors = self._connectors.find(joined, tokens)
         if _max_sentences(texts) <= 1:
             flow = 1.0
@@ -1203,9 +1234,9 @@ class Adaptability:
                 self._copulas.find(output_text, _WORDS.union(pieces))
             )
         elif rule == "reasoning":
-            pieces = [*_texts(trace.output), *self._agent.prose(steps)]
-            text = "\n".join(pieces)
-            hit = bool(self._reasoning.find(text, _WORDS.of(text)))
+            output, prose = _texts(trace.output), self._agent.prose(steps)
+            text = "\n".join([*output, *prose])
+            hit = bool(self._reasoning.find(text, _WORDS.groups(output, prose)))
         elif rule == "tools":
             called = {s.tool_call.name for s in steps if s.tool_call is not None}
             expected = {c.name for c in trace.task.expected_calls or []}
