@@ -22,7 +22,7 @@ from agentgauge.io.jsonl import read_traces
 from agentgauge.metrics.base import MetricOptionError, create_metric
 from agentgauge.model import Step, StepKind, Task, Trace, Usage
 from agentgauge.store import Store
-from agentgauge.usage import price_usd, trace_usage
+from agentgauge.usage import price_usd, trace_usage, usage_json
 from report_data import embedded
 
 DEMO = Path(__file__).resolve().parents[1] / "examples" / "demo_traces.jsonl"
@@ -320,7 +320,31 @@ def test_usage_as_dict_has_every_field_in_order() -> None:
         task=Task(id="t"),
         steps=[_llm(0, Usage(input_tokens=10, output_tokens=2, cost_usd=0.5))],
     )
-    for trace in (priced, Trace(id="n", task=Task(id="t"))):
+    by_model = Trace(
+        id="m",
+        task=Task(id="t"),
+        steps=[_llm(0, None), _llm(1, None)],
+        usage=Usage(input_tokens=1000, output_tokens=50),
+        params={"model": "gpt-4o-mini"},
+    )
+    for trace in (priced, by_model, Trace(id="n", task=Task(id="t"))):
         usage = trace_usage(trace)
         assert list(usage.as_dict().items()) == list(dataclasses.asdict(usage).items())
+        # the engine's copy, made without the instance: the same object, key for key in order
+        assert list(usage_json(trace).items()) == list(usage.as_dict().items())
     assert trace_usage(priced).as_dict()["cost_usd"] == 0.5
+    assert usage_json(by_model)["model_calls"] == 2
+
+
+def test_prices_beyond_the_decimal_precision_are_genai_prices_own() -> None:
+    # counts whose exact price needs more digits than the decimal context holds are priced
+    # in decimals, rounded as genai-prices rounds them
+    from genai_prices import Usage as PriceUsage
+    from genai_prices import calc_price
+
+    for inputs, outputs, cached in ((10**30 + 7, 3, 10**29), (123, 10**31 + 1, 0), (5, 5, 5)):
+        expected = calc_price(
+            PriceUsage(input_tokens=inputs, output_tokens=outputs, cache_read_tokens=cached),
+            "gpt-4o-mini",
+        ).total_price
+        assert price_usd("gpt-4o-mini", inputs, outputs, cached) == float(expected)

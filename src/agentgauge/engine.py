@@ -67,7 +67,7 @@ from agentgauge.scoring import (
     uncertainty,
 )
 from agentgauge.store import MetricRow, PreparedBatch, SampleRow, Store, prepare_batch
-from agentgauge.usage import trace_usage
+from agentgauge.usage import usage_json
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
@@ -240,7 +240,7 @@ def _unscored(trace: Trace, built: Sequence[Metric]) -> SampleScore:
         trace.task.id,
         values=dict.fromkeys(names),
         reasons=dict.fromkeys(names, NOTHING_TO_SCORE),
-        usage=trace_usage(trace).as_dict(),
+        usage=usage_json(trace),
     )
 
 
@@ -303,7 +303,7 @@ def _completed(
                 values[name] = result.value
                 details[name] = result.details
                 reasons[name] = result.reason
-        usage = trace_usage(trace).as_dict()
+        usage = usage_json(trace)
         if (spent := judge_spend(details.values())) is not None:
             usage["judge"] = spent
         # the composite and its verdicts depend on the weighted values alone: samples that

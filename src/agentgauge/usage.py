@@ -22,15 +22,17 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterable
 from dataclasses import dataclass
-from decimal import Decimal
+from decimal import Decimal, getcontext
 from typing import Any, cast
 
 from agentgauge._price_cache import MISSING, Rates, keep_rates, kept_rates
 from agentgauge.model import StepKind, Trace, Usage
 
-__all__ = ["TraceUsage", "price_usd", "sum_usage", "trace_usage"]
+__all__ = ["TraceUsage", "price_usd", "sum_usage", "trace_usage", "usage_json"]
 
-_MODEL_STEPS = frozenset({StepKind.llm, StepKind.reasoning})
+# a tuple: ``in`` compares the members' identities, where a set would call the enum's
+# Python-level hash for every step
+_MODEL_STEPS = (StepKind.llm, StepKind.reasoning)
 
 
 @dataclass(frozen=True)
@@ -67,9 +69,11 @@ class TraceUsage:
 
 
 def _recorded(usage: Usage | None) -> bool:
-    return usage is not None and any(
-        v is not None
-        for v in (usage.input_tokens, usage.output_tokens, usage.cache_read_tokens, usage.cost_usd)
+    return usage is not None and (
+        usage.input_tokens is not None
+        or usage.output_tokens is not None
+        or usage.cache_read_tokens is not None
+        or usage.cost_usd is not None
     )
 
 
@@ -133,12 +137,33 @@ def _at_rates(
     """The price at flat per-million rates (input, output, cache read), in exact decimals as
     genai-prices adds them: the cache reads at their rate, the other input tokens at the input
     rate."""
+    scaled = _scaled_rates(rates)
+    if scaled is not None and inputs >= cached >= 0 and outputs >= 0:
+        whole_input, whole_output, whole_cached, unit = scaled
+        # the same sum in integers: exact where the decimals' sum is (every part, and so the
+        # sum, within the context's precision), and int / int rounds to the nearest float as
+        # float(Decimal) does
+        total = whole_input * (inputs - cached) + whole_cached * cached + whole_output * outputs
+        if total < 10 ** getcontext().prec:
+            return total / unit
     per_input, per_output, per_cached = rates
     return float(
         per_input * (inputs - cached) / _MTOK
         + per_cached * cached / _MTOK
         + per_output * outputs / _MTOK
     )
+
+
+@functools.lru_cache(maxsize=256)
+def _scaled_rates(rates: tuple[Decimal, Decimal, Decimal]) -> tuple[int, int, int, int] | None:
+    """The rates as integers and the one number (a power of ten, times a million tokens)
+    they are per; None for a rate that is negative or not a finite number."""
+    exponents = [rate.as_tuple().exponent for rate in rates]
+    if not all(isinstance(e, int) for e in exponents) or any(rate < 0 for rate in rates):
+        return None
+    shift = -min(0, *(e for e in exponents if isinstance(e, int)))
+    per_input, per_output, per_cached = (int(rate.scaleb(shift)) for rate in rates)
+    return per_input, per_output, per_cached, 10**shift * _MTOK
 
 
 @functools.lru_cache(maxsize=256)
@@ -244,15 +269,36 @@ def trace_usage(trace: Trace) -> TraceUsage:
     Args:
         trace: the trace.
     """
+    fields, calls = _usage_fields(trace)
+    return _nothing_recorded(calls) if fields is None else TraceUsage(**fields)
+
+
+def usage_json(trace: Trace) -> dict[str, Any]:
+    """:func:`trace_usage` as the JSON object :meth:`TraceUsage.as_dict` gives (made without
+    the instance: the engine keeps the object of every sample).
+
+    Args:
+        trace: the trace.
+    """
+    fields, calls = _usage_fields(trace)
+    return _nothing_recorded(calls).as_dict() if fields is None else fields
+
+
+def _usage_fields(trace: Trace) -> tuple[dict[str, Any] | None, int | None]:
+    """The fields of :func:`trace_usage` in the order of :class:`TraceUsage`'s (None when
+    nothing is recorded), and the trace's model calls."""
     usage, steps = trace.usage, trace.steps
     own = usage is not None and _recorded(usage)
     calls: int | None = None
     parts: list[Usage] = []
-    if steps:
+    if steps and own:
+        kinds = [step.kind for step in steps]
+        calls = sum(kinds.count(kind) for kind in _MODEL_STEPS)
+    elif steps:
         calls = 0
         for step in steps:  # one pass: the model calls, and the usage of each step
             calls += step.kind in _MODEL_STEPS
-            if not own and (step_usage := step.usage) is not None and _recorded(step_usage):
+            if (step_usage := step.usage) is not None and _recorded(step_usage):
                 parts.append(step_usage)
     if own:
         assert usage is not None
@@ -263,7 +309,7 @@ def trace_usage(trace: Trace) -> TraceUsage:
         counted = sum_usage(parts) if parts else None
         source = "steps"
     if counted is None:  # nothing recorded, the common case of tool-calling samples
-        return _nothing_recorded(calls)
+        return None, calls
     params_model = trace.params.get("model")
     default_model = params_model if isinstance(params_model, str) else None
     costs = [_cost(u, default_model) for u in parts]
@@ -274,14 +320,15 @@ def trace_usage(trace: Trace) -> TraceUsage:
         cost = sum(c[0] for c in costs if c[0] is not None)
         cost_source = "+".join(sorted({c[1] for c in costs if c[1] is not None}, reverse=True))
     inputs, outputs = counted.input_tokens, counted.output_tokens
-    return TraceUsage(
-        input_tokens=inputs,
-        output_tokens=outputs,
-        cache_read_tokens=counted.cache_read_tokens,
-        total_tokens=_field_sum([inputs, outputs]),
-        cost_usd=cost,
-        cost_source=cost_source,
-        cost_note=note,
-        model_calls=calls,
-        source=source,
-    )
+    fields = {
+        "input_tokens": inputs,
+        "output_tokens": outputs,
+        "cache_read_tokens": counted.cache_read_tokens,
+        "total_tokens": _field_sum([inputs, outputs]),
+        "cost_usd": cost,
+        "cost_source": cost_source,
+        "cost_note": note,
+        "model_calls": calls,
+        "source": source,
+    }
+    return fields, calls
