@@ -244,6 +244,11 @@ def test_safety_phrases_and_security_patterns() -> None:
         (r"caf\u00e9", ("caf",)),  # "é" is no ASCII needle
         (r"c\u00e9", None),  # and "c" too short
         (r"foo|\d+", None),  # one alternative without a needle
+        # a run too short to be rare goes on with a repeat's first repetition, and a group's
+        # content counts in the run ("sk" alone is in every "task", "ey" in every "key")
+        (r"SK[0-9a-fA-F]{32}", tuple(f"sk{c}" for c in "0123456789abcdef")),
+        (r"\b(ey[a-z]{17,})\.", tuple(f"^ey{c}" for c in "abcdefghijklmnopqrstuvwxyz")),
+        (r"AKIA[0-9A-Z]{16}", ("akia",)),  # long enough: the repeat is not looked into
     ],
 )
 def test_security_pattern_needles(pattern: str, expected: tuple[str, ...] | None) -> None:

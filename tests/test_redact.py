@@ -219,6 +219,24 @@ def test_a_url_credential_is_found_and_a_plain_url_is_passed_over() -> None:
             assert "Q3m8Zx1L" not in redact_json(text)
 
 
+def test_a_gitleaks_rule_is_searched_where_one_of_its_keywords_is() -> None:
+    # a rule's needles may be longer than its keywords or start a word (jwt's "ey" is not
+    # searched in "they"), but each holds a keyword: the rule finds what gitleaks finds
+    from importlib import resources
+
+    spec = json.loads(
+        resources.files("agentgauge").joinpath("data", "gitleaks_rules.json").read_text()
+    )
+    keywords = {rule["id"]: [k.lower() for k in rule["keywords"]] for rule in spec["rules"]}
+    for rule in gitleaks_rules():
+        for needle in rule.needles:
+            assert any(k in needle.text for k in keywords[rule.id]), (rule.id, needle)
+    jwt = next(rule for rule in gitleaks_rules() if rule.id == "jwt")
+    assert all(n.text != "ey" or n.word_start for n in jwt.needles)
+    assert not might_hold_secret(json.dumps({"t": "they keep the key, hey"}))
+    assert might_hold_secret(json.dumps({"t": f"they sent {PLANTED['jwt']}"}))
+
+
 def test_every_gitleaks_rule_compiles_in_python() -> None:
     rules = gitleaks_rules()
     assert len(rules) > 200

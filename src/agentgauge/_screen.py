@@ -18,11 +18,12 @@ from typing import Any, NamedTuple
 
 from ahocorasick_rs import AhoCorasick
 
-__all__ = ["Needle", "Screen", "finite_strings", "fits", "needles"]
+__all__ = ["Needle", "Screen", "finite_strings", "fits", "leading_strings", "needles", "needles_of"]
 
 _MAX_NEEDLES = 64
 _MIN_NEEDLE = 2
 _RARE_NEEDLE = 6
+_SHORT_RUN = 3
 _WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_")
 
 
@@ -63,6 +64,19 @@ def finite_strings(items: Any) -> frozenset[str] | None:
     return out
 
 
+def leading_strings(items: Any) -> frozenset[str]:
+    """Strings one of which every match of a parsed regex sequence begins with: what its
+    first literal parts can be, followed by the first repetition of a repeat that ends them
+    (``{""}`` when it begins with none of these)."""
+    texts: frozenset[str] = frozenset({""})
+    for item in items:
+        more = _followed_by(texts, item)
+        if more is None:
+            return _first_of_repeat(texts, item) or texts
+        texts = more
+    return texts
+
+
 def _followed_by(out: frozenset[str], item: Any) -> frozenset[str] | None:
     """:func:`finite_strings` of a sequence given that of the items before ``item``: each of
     ``out`` followed by each string ``item`` matches (``None`` past the limit or for an item it
@@ -71,8 +85,8 @@ def _followed_by(out: frozenset[str], item: Any) -> frozenset[str] | None:
     name = op.name
     if name == "LITERAL" and av < 128:
         choices = frozenset({chr(av).lower()})
-    elif name == "IN" and all(o.name == "LITERAL" and a < 128 for o, a in av):
-        choices = frozenset(chr(a).lower() for _, a in av)
+    elif name == "IN" and (chars := _class_chars(av)) is not None:
+        choices = frozenset("".join(chars).lower())
     elif name == "SUBPATTERN":
         found = finite_strings(av[-1])
         if found is None:
@@ -109,9 +123,19 @@ def needles(pattern: re.Pattern[str]) -> tuple[Needle, ...] | None:
     Args:
         pattern: the compiled regex.
     """
+    return needles_of(pattern.pattern, pattern.flags)
+
+
+def needles_of(regex: str, flags: int = 0) -> tuple[Needle, ...] | None:
+    """:func:`needles` of a regex not compiled (compiling one costs more than this).
+
+    Args:
+        regex: the regex.
+        flags: its flags.
+    """
     try:
         # the standard library's own regex parser: its syntax tree names the literal parts
-        parsed = importlib.import_module("re._parser").parse(pattern.pattern, pattern.flags)
+        parsed = importlib.import_module("re._parser").parse(regex, flags)
         items = list(parsed)
         if len(items) == 1 and items[0][0].name == "BRANCH":
             # alternatives: one of each alternative's needles
@@ -124,22 +148,72 @@ def needles(pattern: re.Pattern[str]) -> tuple[Needle, ...] | None:
         return None
 
 
+def _class_chars(items: Any) -> list[str] | None:
+    """The characters of a character class of ASCII characters and ranges (``[0-9a-f]``);
+    None for a class it cannot tell (negated, ``\\w``, beyond ASCII)."""
+    chars: list[str] = []
+    for op, av in items:
+        if op.name == "LITERAL" and av < 128:
+            chars.append(chr(av))
+        elif op.name == "RANGE" and av[1] < 128:
+            chars += map(chr, range(av[0], av[1] + 1))
+        else:
+            return None
+    return chars
+
+
+def _first_of_repeat(out: frozenset[str], item: Any) -> frozenset[str] | None:
+    """Each of ``out`` followed by each string one repetition of ``item`` matches, when it is
+    a repeat that matches at least once (``[0-9a-f]{32}``): the beginnings of what the
+    sequence matches, not all of it (``None`` past the limit or for another item)."""
+    op, av = item
+    if op.name not in ("MAX_REPEAT", "MIN_REPEAT") or av[0] < 1:
+        return None
+    found = finite_strings(av[2])
+    if found is None or len(out) * len(found) > _MAX_NEEDLES:
+        return None
+    return frozenset(a + b for a in out for b in found)
+
+
+def _spliced(items: Any) -> list[Any]:
+    """A parsed sequence with its groups' contents in their place (a group matches its content
+    once: ``\\b(ey[a-z]+)`` is ``\\b``, ``e``, ``y``, ... for the runs of literal parts)."""
+    out: list[Any] = []
+    for item in items:
+        if item[0].name == "SUBPATTERN":
+            out += _spliced(item[1][-1])
+        else:
+            out.append(item)
+    return out
+
+
 def _needles_of_sequence(items: Any) -> tuple[Needle, ...] | None:
+    items = _spliced(items)
     best: tuple[int, frozenset[str]] | None = None
     for start in range(len(items)):
         if items[start][0].name == "AT":
             continue  # it matches no character: the run after it gives the same needles
         found = frozenset({""})
         for end in range(start + 1, len(items) + 1):
-            # the strings of items[start:end], from those of items[start:end - 1]
+            # the strings of items[start:end], from those of items[start:end - 1]; a repeat
+            # ends a run too short to be rare with its first repetition (what every match of
+            # it begins with: twilio's ``SK[0-9a-fA-F]{32}`` is not searched in "task")
             longer = _followed_by(found, items[end - 1])
-            if longer is None:
-                break
+            ended = longer is None
+            if ended:
+                if min(map(len, found)) >= _SHORT_RUN:
+                    break
+                longer = _first_of_repeat(found, items[end - 1])
+                if longer is None:
+                    break
+            assert longer is not None
             found = longer
             if min(map(len, found)) >= _MIN_NEEDLE and (
                 best is None or _needle_cost(found) < _needle_cost(best[1])
             ):
                 best = (start, found)
+            if ended:
+                break
     if best is None:
         return None
     start, found = best

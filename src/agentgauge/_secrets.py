@@ -29,10 +29,12 @@ from typing import Any, NamedTuple
 
 from ahocorasick_rs import AhoCorasick, BytesAhoCorasick, Implementation
 
-from agentgauge._screen import Needle, finite_strings, fits, needles
+from agentgauge._screen import Needle, fits, leading_strings, needles, needles_of
 
 __all__ = ["Rule", "RuleSet", "agentgauge_rules", "credential_rules", "gitleaks_rules"]
 
+# a gitleaks keyword this long is rare enough in prose: its rule's regex is not read for more
+_RARE_KEYWORD = 3
 # a match of a rule without a longest match starts at most this far before its needle
 _UNBOUNDED_BEFORE = 512
 _BOUNDED = 1 << 16
@@ -257,12 +259,8 @@ class RuleSet:
             for t, tail in quiet.items()
         }
         self._plans: list[tuple[_Search, ...] | None] = [None] * len(texts)
-        self._automaton = AhoCorasick(every, implementation=Implementation.DFA)
-        # an ASCII text is searched as bytes, where positions are the same and no character
-        # offsets need working out
-        self._ascii = BytesAhoCorasick(
-            [t.encode() for t in every], implementation=Implementation.DFA
-        )
+        # the automata are built on first use (each text is searched by one of them)
+        self._texts = every
         # needles found all over clean text (a usage block's "input_tokens") but quiet there:
         # one regex finds a place where one is not, and while there is none, an ASCII text
         # is searched without them (no place of theirs to look at one by one)
@@ -274,23 +272,38 @@ class RuleSet:
             if quiet
             else None
         )
-        self._ascii_loud = BytesAhoCorasick(
-            [every[i].encode() for i in self._loud], implementation=Implementation.DFA
-        )
         # a plain text's automaton: the needles quiet in plain text, each followed by what
         # leaves its quiet continuations; the automaton's patterns -> the needles' indexes
         calm = {t: tuple(after) for t, after in (plain_quiet or {}).items() if t in owners}
-        patterns = [t for t in every if t not in calm]
+        self._plain_patterns = [t for t in every if t not in calm]
         self._plain_indexes = [i for i, t in enumerate(every) if t not in calm]
         for text, after in calm.items():
             for pattern in _leaving(text, after):
-                patterns.append(pattern)
+                self._plain_patterns.append(pattern)
                 self._plain_indexes.append(texts.index(text))
-        self._ascii_plain = BytesAhoCorasick(
-            [p.encode() for p in patterns], implementation=Implementation.DFA
-        )
         # a quiet needle this close to a text's end has no character after it to tell
         self._calm_ends = tuple((t, len(t) + max(map(len, a), default=0)) for t, a in calm.items())
+
+    @cached_property
+    def _automaton(self) -> AhoCorasick:
+        """Every needle, for any text."""
+        return AhoCorasick(self._texts, implementation=Implementation.DFA)
+
+    @cached_property
+    def _ascii(self) -> BytesAhoCorasick:
+        """Every needle, for an ASCII text, searched as bytes (where positions are the same and
+        no character offsets need working out)."""
+        return _bytes_automaton(self._texts)
+
+    @cached_property
+    def _ascii_loud(self) -> BytesAhoCorasick:
+        """The needles but the quiet ones, in the same order."""
+        return _bytes_automaton([self._texts[i] for i in self._loud])
+
+    @cached_property
+    def _ascii_plain(self) -> BytesAhoCorasick:
+        """The automaton for plain ASCII texts (see ``plain_quiet``)."""
+        return _bytes_automaton(self._plain_patterns)
 
     def _plan(self, index: int) -> tuple[_Search, ...]:
         """How the rules owning needle ``index`` are searched where it is found (worked out
@@ -368,7 +381,12 @@ class RuleSet:
         indexes: Sequence[int] = self._every
         # the needles found in a plain text (worked out for a rule that needs one of them)
         held: set[int] | None = None
-        plain = plain and low.isascii() and not any(t in low[-n:] for t, n in self._calm_ends)
+        if plain and low.isascii():
+            for calm, reach in self._calm_ends:
+                if calm in low[-reach:]:  # too close to the end to tell
+                    plain = False
+        else:
+            plain = False
         if not low.isascii():
             found = self._automaton.find_matches_as_indexes(low, overlapping=True)
         elif plain:
@@ -466,6 +484,10 @@ class RuleSet:
         return "".join(parts)
 
 
+def _bytes_automaton(texts: Sequence[str]) -> BytesAhoCorasick:
+    return BytesAhoCorasick([t.encode() for t in texts], implementation=Implementation.DFA)
+
+
 def _leaving(needle: str, after: Sequence[str]) -> list[str]:
     """``needle`` followed by each character of a lower-cased ASCII text that leaves
     ``after`` (where what follows the needle can no longer be one of them, nor is one): the
@@ -513,15 +535,7 @@ def _starts_with_needle(items: list[Any], found: Sequence[Needle]) -> bool:
     while items and items[0][0].name in ("AT", "SUBPATTERN"):
         op, av = items[0]
         items = items[1:] if op.name == "AT" else [*av[-1], *items[1:]]
-    texts = None
-    for end in range(1, len(items) + 1):
-        more = finite_strings(items[:end])
-        if more is None:
-            break
-        texts = more
-    if not texts:
-        return False
-    return all(any(t.startswith(n.text) for n in found) for t in texts)
+    return all(any(t.startswith(n.text) for n in found) for t in leading_strings(items))
 
 
 def _run_start(text: str, start: int, most: int) -> int:
@@ -648,7 +662,7 @@ def gitleaks_rules() -> tuple[Rule, ...]:
                 spec["id"],
                 regex,
                 flags,
-                tuple(Needle(k.lower()) for k in spec["keywords"]),
+                _keyword_needles(regex, flags, [k.lower() for k in spec["keywords"]]),
                 float(spec.get("entropy", 0.0)),
                 int(spec.get("secretGroup", 0)),
                 (everywhere, *spec.get("allowlists", ())),
@@ -656,6 +670,40 @@ def gitleaks_rules() -> tuple[Rule, ...]:
             )
         )
     return tuple(rules)
+
+
+def _keyword_needles(regex: str, flags: int, keywords: Sequence[str]) -> tuple[Needle, ...]:
+    """A gitleaks rule's needles: its keywords, or the needles its regex shows where each holds
+    a keyword and says more (it is longer, or starts a word), unless the keywords begin every
+    match and those do not (a search from before each would cost more). Every match holds
+    one of them, and so a keyword: the rule finds what it did. Keywords that begin every match
+    of a regex opening with ``\\b`` start a word (jwt's ``ey`` is not searched in "they")."""
+    given = tuple(Needle(k) for k in keywords)
+    if min(map(len, keywords), default=0) >= _RARE_KEYWORD:
+        return given  # found by chance in prose too seldom to look further (or parse)
+    parser: Any = importlib.import_module("re._parser")
+    items = list(parser.parse(regex, flags))
+    leading = _starts_with_needle(items, given)
+    shown = needles_of(regex, flags) or ()
+    if (
+        shown
+        and all(
+            any(k in n.text and (len(n.text) > len(k) or n.word_start) for k in keywords)
+            for n in shown
+        )
+        and (_starts_with_needle(items, shown) or not leading)
+    ):
+        return shown
+    if leading and _opens_at_word_boundary(items):
+        return tuple(Needle(k, word_start=k[:1].isalnum() or k[:1] == "_") for k in keywords)
+    return given
+
+
+def _opens_at_word_boundary(items: list[Any]) -> bool:
+    """Whether a parsed regex begins with ``\\b`` (inside the groups that open it too)."""
+    while items and items[0][0].name == "SUBPATTERN":
+        items = [*items[0][1][-1], *items[1:]]
+    return bool(items) and items[0][0].name == "AT" and items[0][1].name == "AT_BOUNDARY"
 
 
 @cache
