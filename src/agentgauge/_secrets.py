@@ -128,7 +128,8 @@ class Rule:
             (positions are the same), without ``re.IGNORECASE``, which makes each character
             of a search several times dearer.
         plain_needs: in a plain text (:meth:`RuleSet.may_match`), a match also needs one of
-            these needles somewhere in the text: the rule is not searched in one without.
+            these needles somewhere in the text: there the rule is searched in the whole
+            text where one of them is found, and not at its own needles.
     """
 
     def __init__(
@@ -210,11 +211,10 @@ class Rule:
         return span
 
 
-_Search = tuple[int, Needle, int, int | None, re.Pattern[str], bool, frozenset[int]]
+_Search = tuple[int, Needle, int, int | None, re.Pattern[str], bool]
 """A rule owning a needle, as searched where the needle is: its index, the needle, how far
 before and after the needle a match may reach, its regex, whether it searches the lower-cased
-text, and the needles (their indexes) one of which a plain text must hold for it to match
-(none: no such condition)."""
+text."""
 
 
 class RuleSet:
@@ -275,8 +275,16 @@ class RuleSet:
         # a plain text's automaton: the needles quiet in plain text, each followed by what
         # leaves its quiet continuations; the automaton's patterns -> the needles' indexes
         calm = {t: tuple(after) for t, after in (plain_quiet or {}).items() if t in owners}
-        self._plain_patterns = [t for t in every if t not in calm]
-        self._plain_indexes = [i for i, t in enumerate(every) if t not in calm]
+        # the rules that a plain text needs another needle for: by the needles they need,
+        # and their own needles (not in the plain automaton when no other rule owns them)
+        self._needed: dict[int, list[int]] = {}
+        for i, rule in enumerate(self.rules):
+            for text in rule.plain_needs:
+                if text in owners:
+                    self._needed.setdefault(texts.index(text), []).append(i)
+        aside = {t for t, own in owners.items() if all(self.rules[i].plain_needs for _, i in own)}
+        self._plain_patterns = [t for t in every if t not in calm and t not in aside]
+        self._plain_indexes = [i for i, t in enumerate(every) if t not in calm and t not in aside]
         for text, after in calm.items():
             for pattern in _leaving(text, after):
                 self._plain_patterns.append(pattern)
@@ -309,14 +317,7 @@ class RuleSet:
         """How the rules owning needle ``index`` are searched where it is found (worked out
         on its first find: a rule's reach parses its regex)."""
         plan = tuple(
-            (
-                owner,
-                needle,
-                *rule.reach,
-                rule.pattern,
-                rule.lowered,
-                frozenset(self._index[t] for t in rule.plain_needs if t in self._index),
-            )
+            (owner, needle, *rule.reach, rule.pattern, rule.lowered)
             for needle, owner in self._owners[index]
             for rule in (self.rules[owner],)
         )
@@ -379,8 +380,8 @@ class RuleSet:
         low = _lowered(text)
         # the needles' indexes in the automaton that found them
         indexes: Sequence[int] = self._every
-        # the needles found in a plain text (worked out for a rule that needs one of them)
-        held: set[int] | None = None
+        # the rules searched in the whole (plain) text, for a needle they need
+        needed: set[int] = set()
         if plain and low.isascii():
             for calm, reach in self._calm_ends:
                 if calm in low[-reach:]:  # too close to the end to tell
@@ -416,19 +417,21 @@ class RuleSet:
                     if self._checks[index - owned](text):
                         return True
                 continue
+            if plain and index in self._needed:
+                for owner in self._needed[index]:
+                    if owner not in needed:
+                        needed.add(owner)
+                        rule = self.rules[owner]
+                        if rule.pattern.search(low if rule.lowered else text) is not None:
+                            return True
             if index in quiet and quiet[index](low, at):
                 continue
             plan = plans[index]
             if plan is None:
                 plan = self._plan(index)
-            for owner, needle, lead, tail, pattern, lowered, needs in plan:
+            for owner, needle, lead, tail, pattern, lowered in plan:
                 if needle.word_start and not fits(low, needle, at):
                     continue
-                if needs and plain:
-                    if held is None:
-                        held = {indexes[n] for n, _, _ in found}
-                    if held.isdisjoint(needs):
-                        continue
                 stop = size if tail is None else min(size, at + tail)
                 subject = low if lowered else text
                 if not lead:
