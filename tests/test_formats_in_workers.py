@@ -5,6 +5,7 @@ reader reads (the same Traces, the same located errors)."""
 from __future__ import annotations
 
 import json
+import pickle
 import re
 import sqlite3
 from pathlib import Path
@@ -181,3 +182,20 @@ def test_chats_are_read_in_the_workers_as_in_one_process(tmp_path: Path) -> None
     assert one == two == traces
     assert {(source, line) for source, line, *_ in stored["read_errors"]} == errors
     assert [line for _, line, *_ in stored["read_errors"]] == [8, 20, 24]
+
+
+def test_a_pending_run_sent_pickled_makes_the_same_trace_and_warnings(tmp_path: Path) -> None:
+    spans = _interleaved_spans(tmp_path / "spans.jsonl", copies=1)
+    runs = [item for item in IMPORTERS.get("otel").items([spans]) if isinstance(item, PendingRun)]
+    assert any(span.events for run in runs for span in (o.span for o in run.observations))
+    cycle = next(run for run in runs if run.id.startswith("c0c0"))
+    for observation in cycle.observations:  # values read before it is sent, a warning with them
+        observation.usage  # noqa: B018
+    assert sum(len(o.problems) for o in cycle.observations) == 1
+    for run in runs:
+        sent = pickle.loads(pickle.dumps(run, protocol=pickle.HIGHEST_PROTOCOL))
+        assert [o.span for o in sent.observations] == [o.span for o in run.observations]
+        assert [o._values for o in sent.observations] == [o._values for o in run.observations]
+        assert list(sent.items()) == list(run.items())
+    warnings = [e.message for e in cycle.items() if isinstance(e, ReadError)]
+    assert len(warnings) == 1 and "token count of -3" in warnings[0]

@@ -13,7 +13,7 @@ from enum import StrEnum
 from typing import Any
 
 from agentgauge._safe import DECODE_ERRORS, describe, unexpected
-from agentgauge.io.otel.wire.span import BadField, Span
+from agentgauge.io.otel.wire.span import BadField, Event, Span
 from agentgauge.model import MOST_TOKENS, ToolCall, ToolSpec, Usage
 
 __all__ = ["OPERATION_KINDS", "Kind", "Message", "Observation", "Resolver"]
@@ -91,6 +91,51 @@ class Observation:
         self.problems: list[BadField] = []
         """The values left out of the observation (a convention could not read them), as
         warnings naming the span and the field."""
+
+    def packed(self) -> tuple[Any, ...]:
+        """The observation as plain values, the span's fields in order (no field names, one
+        object for the whole span), for :meth:`unpacked` in another process: a batch of runs
+        sent to a worker holds thousands of spans."""
+        s = self.span
+        events = [(ev.name, ev.attributes) for ev in s.events] if s.events else None
+        problems = [(p.field, str(p), p.warning) for p in self.problems] if self.problems else None
+        return (
+            self._resolve,
+            self._values,
+            problems,
+            s.trace_id,
+            s.span_id,
+            s.parent_id,
+            s.name,
+            s.start_ns,
+            s.end_ns,
+            s.attributes,
+            events,
+            s.status_error,
+            s.status_message,
+            s.resource,
+            s.scope,
+            s.line,
+            s.source_format,
+        )
+
+    @classmethod
+    def unpacked(cls, packed: tuple[Any, ...]) -> Observation:
+        """The observation :meth:`packed` gave, its values resolved so far and its problems
+        with it.
+
+        Args:
+            packed: what :meth:`packed` returned.
+        """
+        resolve, values, problems, *fields = packed
+        events = fields[7]
+        fields[7] = [Event(name, attributes) for name, attributes in events] if events else []
+        observation = cls.__new__(cls)
+        observation.span = Span(*fields)
+        observation._resolve = resolve
+        observation._values = values
+        observation.problems = [BadField(f, m, warning=w) for f, m, w in problems or ()]
+        return observation
 
     def _get(self, name: str) -> Any:
         if name not in self._values:

@@ -124,6 +124,12 @@ class PendingRun:
     source: str
     task_id_attribute: str
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # sent to the workers by the thousand: as plain values, which pickle and unpickle in
+        # about half the time of the span, event and observation objects
+        packed = [o.packed() for o in self.observations]
+        return (_unpack_run, (packed, self.notes, self.id, self.source, self.task_id_attribute))
+
     def items(self) -> Iterator[Trace | ReadError]:
         """The run's warnings (one per line), then its Trace; or the ReadError that says why
         it cannot be made."""
@@ -141,6 +147,13 @@ class PendingRun:
         *before, last = self.items()
         warnings.extend(item for item in before if isinstance(item, ReadError))
         return last
+
+
+def _unpack_run(
+    packed: list[tuple[Any, ...]], notes: dict[str, Any], id: str, source: str, attribute: str
+) -> PendingRun:
+    observations = [Observation.unpacked(p) for p in packed]
+    return PendingRun(observations, notes, id, source, attribute)
 
 
 def _finished(items: Iterable[Trace | ReadError | PendingRun]) -> Iterator[Trace | ReadError]:
