@@ -176,6 +176,9 @@ def _integer(digits: str) -> int | float:
         return -math.inf if digits.startswith("-") else math.inf
 
 
+_DECODER = json.JSONDecoder(parse_int=_integer)
+
+
 def decode_document(text: str) -> tuple[Any, list[tuple[str | int, ...]]]:
     """A span document's JSON text decoded: a lone surrogate read as U+FFFD (the trace it
     makes is written) and an integer too long to read as an infinity (the value is left out
@@ -189,7 +192,9 @@ def decode_document(text: str) -> tuple[Any, list[tuple[str | int, ...]]]:
             document from a broken line), or another of :data:`~agentgauge._safe.DECODE_ERRORS`
             (:func:`~agentgauge._safe.describe` says it for a user).
     """
-    doc = json.loads(text, parse_int=_integer)
+    # one decoder for every document (json.loads builds one a call); json.loads for a text
+    # that opens with a byte-order mark, which it refuses in its own words
+    doc = json.loads(text, parse_int=_integer) if text[:1] == "\ufeff" else _DECODER.decode(text)
     return replace_surrogates(doc) if may_hold_surrogate(text) else (doc, [])
 
 
@@ -207,7 +212,6 @@ def _second_line_is_json(text: str) -> bool:
 
 
 def _concatenated(text: str, source: str, first_line: int) -> Iterator[Document | ReadError]:
-    decoder = json.JSONDecoder(parse_int=_integer)
     pos, n_docs = 0, 0
     surrogates = may_hold_surrogate(text)
     while True:
@@ -217,7 +221,7 @@ def _concatenated(text: str, source: str, first_line: int) -> Iterator[Document 
             return
         line = first_line + text.count("\n", 0, pos)
         try:
-            doc, end = decoder.raw_decode(text, pos)
+            doc, end = _DECODER.raw_decode(text, pos)
         except json.JSONDecodeError as exc:
             if n_docs == 0 and _second_line_is_json(text):
                 # not pretty-printed JSON either: one document per line, with a bad first line
