@@ -38,8 +38,6 @@ _RARE_KEYWORD = 3
 # a match of a rule without a longest match starts at most this far before its needle
 _UNBOUNDED_BEFORE = 512
 _BOUNDED = 1 << 16
-# Python's case-insensitive matching pairs these with ASCII letters; str.lower() does not
-_CASE_PAIRS = str.maketrans({"ſ": "s", "ı": "i", "K": "k"})
 # the start of gitleaks' rules made from its keyword template, and how far it reaches back
 _TEMPLATE_START = r"[\w.-]{0,50}?"
 _TEMPLATE_RUN = 50
@@ -511,13 +509,16 @@ def _leaving(needle: str, after: Sequence[str]) -> list[str]:
 
 
 def _lowered(text: str) -> str:
-    """``text`` lower-cased, character for character (positions kept)."""
+    """``text`` lower-cased, character for character (positions kept), with the two letters
+    that Python's case-insensitive matching pairs with ASCII ones and ``str.lower`` keeps
+    (``ſ`` with s, dotless ``ı`` with i; the Kelvin sign ``K`` is lowered to k)."""
     if text.isascii():
         return text.lower()
     low = text.lower()
     if len(low) != len(text):  # a letter whose lower case is two characters
         low = "".join(c if len(c.lower()) != 1 else c.lower() for c in text)
-    low = low.translate(_CASE_PAIRS)
+    # str.replace, not str.translate, which costs ~0.1 µs a character
+    low = low.replace("ſ", "s").replace("ı", "i")
     try:
         low.encode("utf-8")
     except UnicodeEncodeError:  # a lone surrogate, which the automaton cannot take
