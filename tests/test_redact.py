@@ -20,7 +20,13 @@ from agentgauge._redact import (
     redact_json,
     redact_secrets,
 )
-from agentgauge._secrets import credential_rules, gitleaks_rules, python_regex
+from agentgauge._secrets import (
+    agentgauge_rules,
+    credential_rules,
+    gitleaks_rules,
+    needle_table,
+    python_regex,
+)
 
 # one credential of each kind a hostile trace plants (made-up values in the real formats)
 PLANTED = {
@@ -235,6 +241,26 @@ def test_a_gitleaks_rule_is_searched_where_one_of_its_keywords_is() -> None:
     assert all(n.text != "ey" or n.word_start for n in jwt.needles)
     assert not might_hold_secret(json.dumps({"t": "they keep the key, hey"}))
     assert might_hold_secret(json.dumps({"t": f"they sent {PLANTED['jwt']}"}))
+
+
+def test_the_kept_needles_are_those_the_rules_tell() -> None:
+    # the package keeps every built-in rule's needles (telling them parses each regex, most
+    # of the time the rules take to make); the rules take them from there only while they
+    # are what the regexes tell. After changing a rule or gitleaks' data, write the table:
+    # python -c "import json; from agentgauge._secrets import needle_table;
+    #   print(json.dumps(needle_table(), indent=1, sort_keys=True))"
+    #   > src/agentgauge/data/credential_needles.json
+    from importlib import resources
+
+    kept = json.loads(
+        resources.files("agentgauge").joinpath("data", "credential_needles.json").read_text()
+    )
+    told = needle_table()
+    assert kept == told
+    for source, rules in (("agentgauge", agentgauge_rules()), ("gitleaks", gitleaks_rules())):
+        assert len(rules) == len(told[source])
+        for rule in rules:
+            assert [[n.text, n.word_start] for n in rule.needles] == told[source][rule.id][3]
 
 
 def test_every_gitleaks_rule_compiles_in_python() -> None:

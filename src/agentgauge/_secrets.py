@@ -633,17 +633,7 @@ _OWN: tuple[_Own, ...] = (
 def agentgauge_rules() -> tuple[Rule, ...]:
     """agentgauge's own rules (key assignments, headers, token formats without a length or
     entropy condition)."""
-    return tuple(
-        Rule(
-            own.id,
-            own.regex,
-            own.flags,
-            tuple(Needle(k) for k in own.keywords)
-            or needles(re.compile(own.regex, own.flags))
-            or (),
-        )
-        for own in _OWN
-    )
+    return tuple(Rule(own.id, own.regex, own.flags, _kept_needles(_OWN_RULES, own)) for own in _OWN)
 
 
 @cache
@@ -656,17 +646,16 @@ def gitleaks_rules() -> tuple[Rule, ...]:
     everywhere = data["allowlist"]
     rules = []
     for spec in data["rules"]:
-        regex, flags = python_regex(spec["regex"])
-        prefix = 0
-        for opening in ("", _CASELESS_GROUP):
-            if regex.startswith(opening + _TEMPLATE_START):
-                regex, prefix = opening + regex[len(opening + _TEMPLATE_START) :], _TEMPLATE_RUN
+        regex, flags, prefix = _gitleaks_regex(spec)
         rules.append(
             Rule(
                 spec["id"],
                 regex,
                 flags,
-                _keyword_needles(regex, flags, [k.lower() for k in spec["keywords"]]),
+                _kept_needles(
+                    _GITLEAKS_RULES,
+                    _Own(spec["id"], regex, flags, tuple(k.lower() for k in spec["keywords"])),
+                ),
                 float(spec.get("entropy", 0.0)),
                 int(spec.get("secretGroup", 0)),
                 (everywhere, *spec.get("allowlists", ())),
@@ -674,6 +663,17 @@ def gitleaks_rules() -> tuple[Rule, ...]:
             )
         )
     return tuple(rules)
+
+
+def _gitleaks_regex(spec: Mapping[str, Any]) -> tuple[str, int, int]:
+    """A gitleaks rule's regex in Python's syntax, its flags, and the word characters its
+    template matches before the keyword (the template's opening taken off the regex)."""
+    regex, flags = python_regex(spec["regex"])
+    prefix = 0
+    for opening in ("", _CASELESS_GROUP):
+        if regex.startswith(opening + _TEMPLATE_START):
+            regex, prefix = opening + regex[len(opening + _TEMPLATE_START) :], _TEMPLATE_RUN
+    return regex, flags, prefix
 
 
 def _keyword_needles(regex: str, flags: int, keywords: Sequence[str]) -> tuple[Needle, ...]:
@@ -708,6 +708,65 @@ def _opens_at_word_boundary(items: list[Any]) -> bool:
     while items and items[0][0].name == "SUBPATTERN":
         items = [*items[0][1][-1], *items[1:]]
     return bool(items) and items[0][0].name == "AT" and items[0][1].name == "AT_BOUNDARY"
+
+
+_OWN_RULES = "agentgauge"
+_GITLEAKS_RULES = "gitleaks"
+_NEEDLE_TABLE = "credential_needles.json"
+
+
+def _told_needles(source: str, rule: _Own) -> tuple[Needle, ...]:
+    """The needles of a rule, told from its regex (and its keywords)."""
+    if source == _GITLEAKS_RULES:
+        return _keyword_needles(rule.regex, rule.flags, rule.keywords)
+    return (
+        tuple(Needle(k) for k in rule.keywords) or needles(re.compile(rule.regex, rule.flags)) or ()
+    )
+
+
+@cache
+def _needle_table() -> dict[str, dict[str, list[Any]]]:
+    """The built-in rules' needles as :func:`needle_table` tells them, kept in the package:
+    telling them parses the regexes, most of the time making the rules took."""
+    try:
+        text = resources.files("agentgauge").joinpath("data", _NEEDLE_TABLE).read_text("utf-8")
+    except OSError:
+        return {}
+    table: dict[str, dict[str, list[Any]]] = json.loads(text)
+    return table
+
+
+def _kept_needles(source: str, rule: _Own) -> tuple[Needle, ...]:
+    """A rule's needles from the kept table when it holds this very rule (its regex, flags and
+    keywords), else told from its regex."""
+    kept = _needle_table().get(source, {}).get(rule.id)
+    if kept is not None and kept[:3] == [rule.regex, rule.flags, list(rule.keywords)]:
+        return tuple(Needle(text, word_start) for text, word_start in kept[3])
+    return _told_needles(source, rule)
+
+
+def needle_table() -> dict[str, dict[str, list[Any]]]:
+    """The needles of every built-in rule, told from the rules themselves: what
+    ``data/credential_needles.json`` keeps (rule source -> rule id -> its regex, flags,
+    keywords and needles)."""
+    data = json.loads(
+        resources.files("agentgauge").joinpath("data", "gitleaks_rules.json").read_text("utf-8")
+    )
+    table: dict[str, dict[str, list[Any]]] = {_GITLEAKS_RULES: {}, _OWN_RULES: {}}
+    rules = [(_OWN_RULES, own) for own in _OWN]
+    for spec in data["rules"]:
+        regex, flags, _ = _gitleaks_regex(spec)
+        keywords = tuple(k.lower() for k in spec["keywords"])
+        rules.append((_GITLEAKS_RULES, _Own(spec["id"], regex, flags, keywords)))
+    for source, rule in rules:
+        told = _told_needles(source, rule)
+        table[source][rule.id] = [
+            rule.regex,
+            rule.flags,
+            list(rule.keywords),
+            [[n.text, n.word_start] for n in told],
+        ]
+    return table
 
 
 @cache
