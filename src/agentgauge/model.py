@@ -35,7 +35,9 @@ JSON = JsonValue
 
 
 class _Record(BaseModel):
-    model_config = ConfigDict(extra="forbid", validate_assignment=False)
+    # each record builds its validator on first use: a Trace's holds its parts' schemas, so
+    # a command that validates only traces builds none of the parts' own
+    model_config = ConfigDict(extra="forbid", validate_assignment=False, defer_build=True)
 
 
 class Difficulty(StrEnum):
