@@ -13,8 +13,11 @@ chooses between the two, is tested against numpy on many sizes and seeds).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from bisect import bisect_right
+from collections import Counter
+from collections.abc import Callable, Sequence
 from functools import lru_cache
+from itertools import accumulate
 
 __all__ = ["bootstrap_percentile", "bounded_draws", "resample_indices"]
 
@@ -184,29 +187,53 @@ def bootstrap_percentile(
     """
     n = len(data)
     size = float(n)
-    if n < 8:  # the common case, unrolled: a resample's sum from -0.0, value by value
-        means = []
-        for row in resample_indices(n, n_resamples, seed):
+    if n < 8:
+        # the common case: a few values draw the same rows again and again (3 values, 27
+        # rows), each row's mean (its sum from -0.0, value by value) made once and counted
+        counted = []
+        for row, times in _counted_rows(n, n_resamples, seed):
             total = -0.0
             for i in row:
                 total += data[i]
-            means.append((0.0 + total) / size)
-    else:
-        means = [
-            (0.0 + _pairwise_sum([data[i] for i in row])) / size
-            for row in resample_indices(n, n_resamples, seed)
-        ]
-    if any(m != m for m in means):  # a NaN (infinities of both signs): numpy's too
+            counted.append(((0.0 + total) / size, times))
+        if any(m != m for m, _ in counted):  # a NaN (infinities of both signs): numpy's too
+            return math.nan, math.nan
+        counted.sort()
+        ends = list(accumulate(times for _, times in counted))
+
+        def mean_at(k: int) -> float:
+            return counted[bisect_right(ends, k)][0]
+
+        return _quantiles(mean_at, n_resamples, confidence)
+    means = [
+        (0.0 + _pairwise_sum([data[i] for i in row])) / size
+        for row in resample_indices(n, n_resamples, seed)
+    ]
+    if any(m != m for m in means):
         return math.nan, math.nan
     means.sort()
+    return _quantiles(means.__getitem__, len(means), confidence)
+
+
+@lru_cache(maxsize=8)
+def _counted_rows(n: int, n_resamples: int, seed: int) -> tuple[tuple[tuple[int, ...], int], ...]:
+    """Each row of :func:`resample_indices` once, with the times it is drawn."""
+    return tuple(Counter(resample_indices(n, n_resamples, seed)).items())
+
+
+def _quantiles(
+    mean_at: Callable[[int], float], count: int, confidence: float
+) -> tuple[float, float]:
+    """numpy's type-7 quantiles of the central ``confidence`` of ``count`` sorted means, the
+    ``k``-th of them being ``mean_at(k)``."""
     alpha = (1 - confidence) / 2
-    count = float(len(means))
+    total = float(count)
     bounds = []
     for p in (alpha, 1 - alpha):
-        jg = p * count + (1 - p)
+        jg = p * total + (1 - p)
         j = jg // 1 - 1
         g = 0.0 if j < 0 else jg % 1
-        below = means[int(min(max(j, 0.0), count - 1))]
-        above = means[int(min(max(j + 1, 0.0), count - 1))]
+        below = mean_at(int(min(max(j, 0.0), total - 1)))
+        above = mean_at(int(min(max(j + 1, 0.0), total - 1)))
         bounds.append((1 - g) * below + g * above)
     return bounds[0], bounds[1]
