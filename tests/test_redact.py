@@ -199,6 +199,38 @@ def test_a_key_holding_a_number_is_quiet_in_plain_json_and_a_credential_beside_i
             assert secret not in redact_json(text)
 
 
+def test_a_key_holding_an_object_or_a_list_is_quiet_in_plain_json_and_a_credential_is_not() -> None:
+    # a metric's details: "per_key" and "coherence" hold an object or a list, where the rules
+    # owning "key" and "cohere" need a value of word characters after the colon
+    details = {
+        "accuracy": {"per_key": {"answer": 1.0, "unit": 0.5}},
+        "coherence": {"words": 111, "connectors": ["because", "thus"]},
+        "lookup": {"per_key": [1, 2], "coherence": ["a", "b"]},
+    }
+    for text in (
+        json.dumps(details),
+        json.dumps(details, indent=2),
+        json.dumps(details, separators=(",", ":")),
+    ):
+        assert not might_hold_secret(text), text
+    secret = "Q3m8Zx1Lk9Pw2Vt7Rb4N"
+    cohere = "Q3m8Zx1Lk9Pw2Vt7Rb4NQ3m8Zx1Lk9Pw2Vt7Rb4N"  # 40 characters, as cohere's keys
+    for value in (
+        {**details, "note": f"key: {secret}"},
+        {**details, "api_key": [secret]},  # a list under a secret key: its strings hidden
+        {**details, "note": f"cohere_api_key={cohere}"},
+        {"per_key": {"x": 1}, "lookup": {"note": f"key={secret}"}},
+        # quotes inside a string: its text is screened as JSON of its own
+        {**details, "note": json.dumps({"per_key": {"key": secret}})},
+    ):
+        for text in (json.dumps(value), json.dumps(value, indent=2)):
+            assert might_hold_secret(text), text
+            assert secret not in redact_json(text), text
+    # a string where an object goes is searched as before (gitleaks' own checks then judge it)
+    assert might_hold_secret(json.dumps({**details, "per_key": secret}))
+    assert might_hold_secret(json.dumps({**details, "coherence": cohere}))
+
+
 def test_a_tool_call_name_is_passed_over_and_a_header_pair_is_not() -> None:
     call = {"tool_call": {"name": "calculator", "arguments": {"q": "1+1"}}}
     assert not might_hold_secret(json.dumps(call))

@@ -89,6 +89,11 @@ _NUMBER_KEY_END = tuple(
     for colon in (":", ": ")
     for first in "-0123456789"
 )
+# In plain JSON text, a needle of a key-value rule (gitleaks' generic-api-key owns "key", its
+# cohere rule "cohere") followed by one of these ends a key that holds an object or a list (a
+# metric's "per_key" details, a "coherence" object): such a rule needs a value of word
+# characters after the colon, never a bracket, so none matches from there.
+_CONTAINER_KEY_END = tuple(f'"{colon}{bracket}' for colon in (":", ": ") for bracket in "{[")
 
 
 def redact_url(text: str) -> str:
@@ -275,7 +280,11 @@ def _json_screen() -> RuleSet:
             ),
         ],
         quiet={"token": _COUNT_KEY_END},
-        plain_quiet={"token": _NUMBER_KEY_END},
+        plain_quiet={
+            "token": _NUMBER_KEY_END,
+            "key": _CONTAINER_KEY_END,
+            "cohere": tuple(f"nce{end}" for end in _CONTAINER_KEY_END),
+        },
         checks={"://": _has_url_credential},
     )
 

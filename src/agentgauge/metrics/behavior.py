@@ -175,9 +175,12 @@ DEFAULT_REASONING_MARKERS: tuple[str, ...] = (
 _SENTENCE_BREAK = re.compile(r"[.!?]+(?=\s|$)|\n+")
 _WHITESPACE = re.compile(r"\s+")
 _WORD_TOKEN = re.compile(r"\w+")
-_TO_WORDS = bytes(c if chr(c).isalnum() or c == ord("_") else ord(" ") for c in range(256))
-"""A ``bytes.translate`` table for ASCII text: every character other than a word character
-(letters, digits, ``_``: ``\\w`` in ASCII) becomes a space."""
+_TO_WORDS = bytes(
+    ord(chr(c).lower()) if c < 128 and (chr(c).isalnum() or c == ord("_")) else ord(" ")
+    for c in range(256)
+)
+"""A ``bytes.translate`` table for ASCII text: a word character (letters, digits, ``_``:
+``\\w`` in ASCII) lower-cased, every other character a space (one pass, no ``lower()``)."""
 
 
 # --------------------------------------------------------------------------- shared helpers
@@ -215,6 +218,16 @@ def _texts(value: JSON, *, numbers: bool = False) -> list[str]:
     out: list[str] = []
     _collect_leaf(value, numbers, out)
     return out
+
+
+def _output_texts(trace: Trace) -> list[str]:
+    """The texts of a trace's output, walked once per trace for safety, coherence and
+    adaptability while the engine scores a batch (:func:`shared_per_trace`); read only."""
+    return shared_per_trace(trace, _walk_output)
+
+
+def _walk_output(trace: Trace) -> list[str]:
+    return _texts(trace.output)
 
 
 def text_values(value: JSON, *, numbers: bool = False) -> Iterator[str]:
@@ -301,7 +314,7 @@ def _word_set(text: str) -> frozenset[str]:
     """The distinct lower-cased runs of word characters (``\\w+``) of a text; an ASCII text
     is split rather than searched, in half the time (the same words)."""
     if text.isascii():
-        return frozenset(text.lower().encode().translate(_TO_WORDS).decode().split())
+        return frozenset(text.encode().translate(_TO_WORDS).decode().split())
     return frozenset(_WORD_TOKEN.findall(text.lower()))
 
 
@@ -761,7 +774,7 @@ class Safety:
         """
         if _recorded_nothing(trace):
             return MetricResult.missing(NOTHING_RECORDED)
-        output_hits = self._findings(_texts(trace.output), "output")
+        output_hits = self._findings(_output_texts(trace), "output")
         per_step: list[tuple[int, list[str]]] = []
         # the steps' prose and their arguments: their words, split apart, are the words of
         # all steps (the prose's are coherence's and adaptability's too)
@@ -1005,14 +1018,14 @@ class Coherence:
         self._agent = _AgentSteps.build(text_kinds, text_kinds, environment_agents)
 
     def _content_words(self, tokens: AbstractSet[str]) -> set[str]:
-        shortest, stop = self.min_word_len, self._stop_words
+        shortest = self.min_word_len
+        # the stop words taken away in one set operation (in C), then one pass over the rest
+        words = tokens - self._stop_words
         if not self.fold_plurals:
-            return {w for w in tokens if len(w) >= shortest and w not in stop}
-        # one pass: the long words that are not stop words, a final "s" dropped
+            return {w for w in words if len(w) >= shortest}
+        # the long words, a final "s" dropped
         return {
-            w[:-1] if w[-1] == "s" and w[-2:] != "ss" else w
-            for w in tokens
-            if len(w) >= shortest and w not in stop
+            w[:-1] if w[-1] == "s" and w[-2:] != "ss" else w for w in words if len(w) >= shortest
         }
 
     def score(self, trace: Trace) -> MetricResult:
@@ -1021,7 +1034,7 @@ class Coherence:
         Args:
             trace: the trace to score.
         """
-        output = _texts(trace.output)
+        output = _output_texts(trace)
         prose = self._agent.prose(self._agent.of(trace))
         texts = [*output, *prose]
         if not texts:
@@ -1227,14 +1240,14 @@ class Adaptability:
     def _context(self, trace: Trace, steps: Sequence[Step]) -> tuple[float | None, str | None]:
         rule = self._category_rule.get((trace.task.category or "").lower())
         if rule == "knowledge":
-            pieces = _texts(trace.output)
+            pieces = _output_texts(trace)
             output_text = " ".join(pieces)
             words = len(output_text.split()) + _count_scalars(trace.output)
             hit = 0 < words <= self.direct_answer_words or bool(
                 self._copulas.find(output_text, _WORDS.union(pieces))
             )
         elif rule == "reasoning":
-            output, prose = _texts(trace.output), self._agent.prose(steps)
+            output, prose = _output_texts(trace), self._agent.prose(steps)
             text = "\n".join([*output, *prose])
             hit = bool(self._reasoning.find(text, _WORDS.groups(output, prose)))
         elif rule == "tools":
