@@ -14,7 +14,7 @@ import trajectory_cases as cases
 from agentgauge.io.openai_chat import read_openai_chat
 from agentgauge.metrics.base import MetricOptionError, create_metric
 from agentgauge.metrics.trajectory import ToolCorrectness, TrajectoryMatch
-from agentgauge.model import ExpectedCall, Step, Task, ToolCall, Trace
+from agentgauge.model import ExpectedCall, ReferenceStep, Step, Task, ToolCall, Trace
 from trajectory_cases import assistant, call, tool, user
 
 
@@ -216,6 +216,46 @@ def test_expected_calls_stand_in_for_a_missing_trajectory() -> None:
     assert result.value is None and "several values" in (result.reason or "")
     nothing = _score("trajectory_match", trace.model_copy(update={"task": Task(id="t")}))
     assert nothing.value is None and "no reference trajectory" in (nothing.reason or "")
+
+
+def test_tool_call_accuracy_in_any_order_pairs_repeated_tools_by_arguments() -> None:
+    # Ragas sorts both sides by (name, each argument and str(value)): the two searches pair
+    # as search(k=1, q=a) / search(k=2, q=a) (1 of 2 arguments) and search(q=b) / search(q=b);
+    # (1/2 + 1 + 1) / 3, as Ragas 0.4.3's collections.ToolCallAccuracy(strict_order=False) gives.
+    made = [
+        ToolCall(name="search", arguments={"q": "a", "k": 1}),
+        ToolCall(name="search", arguments={"q": "b"}),
+        ToolCall(name="weather", arguments={"city": "Paris"}),
+    ]
+    steps = [Step(index=i, kind="tool_call", tool_call=c) for i, c in enumerate(made)]
+
+    def task(*calls: ToolCall) -> Task:
+        return Task(
+            id="t", reference_trajectory=[ReferenceStep(role="assistant", tool_calls=list(calls))]
+        )
+
+    reference = task(made[2], made[1], ToolCall(name="search", arguments={"q": "a", "k": 2}))
+    result = _score(
+        "tool_call_accuracy", Trace(id="t", task=reference, steps=steps), strict_order=False
+    )
+    assert result.value == pytest.approx(2.5 / 3)
+    assert [(p["reference"], p["made"], p["score"]) for p in result.details["pairs"]] == [
+        ('search({"k": 2, "q": "a"})', 'search({"k": 1, "q": "a"})', 0.5),
+        ('search({"q": "b"})', 'search({"q": "b"})', 1.0),
+        ('weather({"city": "Paris"})', 'weather({"city": "Paris"})', 1.0),
+    ]
+    # the same number of calls, not of each tool: no alignment (Ragas: 0.0); the reason
+    # names the tools as sorted
+    other = task(made[1], made[2], ToolCall(name="weather", arguments={"city": "Oslo"}))
+    result = _score(
+        "tool_call_accuracy", Trace(id="t", task=other, steps=steps), strict_order=False
+    )
+    assert result.value == 0.0
+    assert result.reason == (
+        "tool sequence ['search', 'search', 'weather'] does not align with the reference's "
+        "['search', 'weather', 'weather']"
+    )
+    assert [p["score"] for p in result.details["pairs"]] == [0.0, 0.0, 1.0]
 
 
 def test_native_steps_read_as_a_chat() -> None:

@@ -850,6 +850,45 @@ def _pair_scores(expected: Sequence[_Called], predicted: Sequence[_Called]) -> l
     ]
 
 
+def _by_name(calls: Sequence[_Called]) -> dict[str, list[_Called]]:
+    """The calls of each tool, in the order made."""
+    tools: dict[str, list[_Called]] = {}
+    for call in calls:
+        if (same := tools.get(call.name)) is None:
+            tools[call.name] = [call]
+        else:
+            same.append(call)
+    return tools
+
+
+def _unordered_pairs(
+    predicted: Sequence[_Called], expected: Sequence[_Called]
+) -> tuple[list[tuple[_Called, _Called]], bool]:
+    """The pairs Ragas scores in any order, and whether the calls may align (the same tools as
+    many times each): both sides sorted by :func:`_sort_key` and paired by position.
+
+    The key's first item is the name: the pairs come tool by tool in name order, and only a
+    tool called more than once needs the whole key to pair its calls. Lists that never align
+    (other lengths or tools) are not paired (the details sort them when read)."""
+    if len(predicted) != len(expected):
+        return [], False
+    made, wanted = _by_name(predicted), _by_name(expected)
+    if len(made) != len(wanted):
+        return [], False
+    pairs: list[tuple[_Called, _Called]] = []
+    for name in sorted(wanted):
+        references, calls = wanted[name], made.get(name)
+        if calls is None or len(calls) != len(references):
+            return [], False
+        if len(calls) == 1:
+            pairs.append((references[0], calls[0]))
+        else:
+            pairs += zip(
+                sorted(references, key=_sort_key), sorted(calls, key=_sort_key), strict=True
+            )
+    return pairs, True
+
+
 def _accuracy(pairs: list[float], expected: int) -> float:
     """Ragas' argument accuracy of the pairs: their mean over the reference calls, times
     ``pairs / expected`` when fewer calls were made."""
@@ -906,16 +945,17 @@ class ToolCallAccuracy:
         if not expected:
             return MetricResult(0.0, None, "the reference expects no tool call")
         strict_order = self.strict_order
-        if not strict_order:
-            predicted = sorted(predicted, key=_sort_key)
-            expected = sorted(expected, key=_sort_key)
+        if strict_order:
+            aligned = len(predicted) == len(expected)
+            pairs: Iterable[tuple[_Called, _Called]] = zip(expected, predicted, strict=False)
+        else:
+            pairs, aligned = _unordered_pairs(predicted, expected)
         # aligned: the same tools in the same order (sorted by name first, order-free), so
         # that the value is the argument accuracy, summed as the pairs come (the pair's
         # score is _argument_score's, written out: this loop is the metric's whole work)
-        aligned = len(predicted) == len(expected)
         total = 0.0
         if aligned:
-            for e, p in zip(expected, predicted, strict=True):
+            for e, p in pairs:
                 if p.name != e.name:
                     aligned = False
                     break
@@ -930,6 +970,12 @@ class ToolCallAccuracy:
                     total += 1.0
 
         def explain() -> dict[str, Any]:
+            nonlocal expected, predicted
+            if not strict_order:  # the details show the pairs as Ragas sorts them
+                expected, predicted = (
+                    sorted(expected, key=_sort_key),
+                    sorted(predicted, key=_sort_key),
+                )
             pairs = _pair_scores(expected, predicted)
             return {
                 "strict_order": strict_order,
@@ -944,6 +990,9 @@ class ToolCallAccuracy:
         if not aligned:
             names = [c.name for c in predicted]
             reference_names = [c.name for c in expected]
+            if not strict_order:  # the names as Ragas' sort orders them: by name first
+                names.sort()
+                reference_names.sort()
             return MetricResult.explained(
                 0.0,
                 explain,
