@@ -341,6 +341,7 @@ def test_json_the_screen_passes_has_nothing_to_redact(value: Any, ascii_only: bo
 @given(values)
 @example("secret://apiapiapiPRIVATE KEY----------BEGIN PRIVATE KEY-----")
 @example("Set-Cookie: header:sig=Bearer ")  # a cookie's hidden value is not hidden again
+@example("Authorization:bearer apiapi")  # the scheme is not taken for the hidden value
 def test_redaction_is_stable(value: Any) -> None:
     once = redact_secrets(value, hide_text=True)
     assert redact_secrets(once, hide_text=True) == once

@@ -593,7 +593,9 @@ _OWN: tuple[_Own, ...] = (
     _Own(
         "authorization-header",
         r"""authorization["']?\s*[:=]\s*["']?(?:(?:basic|bearer|token|digest|negotiate)\s+)?"""
-        r"""(?!\[credential hidden\]|\*\*\*)([^\s"',;}]{6,})""",
+        # the value is not a scheme: with the scheme's group left out, "Bearer" would be one
+        r"""(?!\[credential hidden\]|\*\*\*|(?:basic|bearer|token|digest|negotiate)\s)"""
+        r"""([^\s"',;}]{6,})""",
         re.I,
     ),
     _Own("bearer-token", r"\bbearer\s+([A-Za-z0-9_\-.=/+~]{12,})", re.I),
