@@ -8,15 +8,14 @@ import json
 import math
 import subprocess
 import sys
-import warnings
 
 import numpy as np
 import pytest
-from scipy import stats as sps
 
 from agentgauge._bootstrap import bootstrap_percentile, bounded_draws, resample_indices
 from agentgauge.results.summary import BINS, _histogram
 from agentgauge.stats import Moments, mean_ci, summarize
+from bootstrap_reference import scipy_interval
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2**40 + 7, 2**70 + 3])
@@ -51,19 +50,7 @@ def test_the_interval_of_a_few_values_is_scipys_to_the_last_bit(
     seed: int, confidence: float
 ) -> None:
     for values in _samples():
-        with warnings.catch_warnings(), np.errstate(all="ignore"):
-            warnings.simplefilter("ignore")  # scipy's note on degenerate (all equal) data
-            ref = sps.bootstrap(
-                (np.asarray(values),),
-                np.mean,
-                confidence_level=confidence,
-                n_resamples=400,
-                method="percentile",
-                random_state=np.random.default_rng(seed),
-                vectorized=True,
-                batch=max(1, 2_000_000 // len(values)),
-            )
-        expected = (float(ref.confidence_interval.low), float(ref.confidence_interval.high))
+        expected = scipy_interval(values, confidence=confidence, n_resamples=400, seed=seed)
         got = bootstrap_percentile(values, confidence=confidence, n_resamples=400, seed=seed)
         assert repr(got) == repr(expected), values  # repr: NaN and -0.0 compared too
 
