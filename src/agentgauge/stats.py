@@ -42,6 +42,7 @@ __all__ = [
     "against_others",
     "agreement",
     "bradley_terry",
+    "few_values",
     "leave_one_out",
     "mean_ci",
     "paired_bootstrap_ci",
@@ -126,6 +127,18 @@ def _scaled_sum(values: np.ndarray) -> int:
 _CHUNK = 1 << 20  # values per exact sum: int64 partial sums stay far from overflowing
 _PLAIN_CHUNK = 256
 """A list of at most this many plain Python numbers is added without numpy (as exactly)."""
+
+
+def few_values(values: object) -> bool:
+    """Whether ``values`` is a list or tuple short enough to be worked on in plain Python
+    rather than with numpy (whose import costs more than a few values' arithmetic).
+
+    Args:
+        values: the values.
+    """
+    return isinstance(values, list | tuple) and len(values) <= _PLAIN_CHUNK
+
+
 _MANTISSA = float(1 << 53)
 _INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
 
@@ -160,8 +173,7 @@ class Moments:
         Args:
             values: numbers, ints or floats.
         """
-        few = isinstance(values, list | tuple) and len(values) <= _PLAIN_CHUNK
-        if not (few and self._add_plain(cast("Sequence[float]", values))):
+        if not (few_values(values) and self._add_plain(cast("Sequence[float]", values))):
             self._add_array(values)
 
     def _add_plain(self, values: Sequence[float]) -> bool:
@@ -353,7 +365,7 @@ def mean_ci(
         (low, high), or None with fewer than two values.
     """
     data = values
-    if not (isinstance(values, list | tuple) and len(values) <= _PLAIN_CHUNK):
+    if not few_values(values):
         import numpy as np
 
         data = np.asarray(values, dtype=float)

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from sqlite3 import Error as SQLiteError
 from typing import Any
 
-from agentgauge.stats import Moments, Summary, ValueChunks, summary_of
+from agentgauge.stats import Moments, Summary, ValueChunks, few_values, summary_of
 from agentgauge.store import RunInfo, SampleSource, Store
 
 __all__ = [
@@ -201,7 +201,6 @@ class _Column:
 
 
 _EDGES = [i * (1.0 / BINS) for i in range(BINS)] + [1.0]  # numpy.linspace(0, 1, BINS + 1)
-_PLAIN_HISTOGRAM = 256  # at most this many values are counted without numpy
 
 
 def _histogram(values: Sequence[Any]) -> list[int]:
@@ -209,7 +208,7 @@ def _histogram(values: Sequence[Any]) -> list[int]:
     (and NaN) are not counted, the last bin holds 1.0. A few plain numbers are counted in
     plain Python, as numpy places them (the same index, then one bin down or up when the
     value falls on the other side of an edge)."""
-    if len(values) > _PLAIN_HISTOGRAM or any(type(v) not in (float, int, bool) for v in values):
+    if not few_values(values) or any(type(v) not in (float, int, bool) for v in values):
         import numpy as np
 
         binned, _ = np.histogram(np.asarray(values, dtype=float), BINS, range=(0.0, 1.0))
