@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from agentgauge.cli import app
 from agentgauge.config import SuiteError, load_suite
-from agentgauge.io.jsonl import ReadError, read_traces
+from agentgauge.io.jsonl import NESTED_TOO_DEEPLY, ReadError, read_traces
 from agentgauge.io.otel import read_otel
 from agentgauge.model import Task, Trace
 from agentgauge.review.loader import read_paper_file
@@ -150,6 +150,44 @@ def test_unstorable_values_are_stored_as_errors(tmp_path: Path) -> None:
         bad.error == "the sample's details cannot be stored: an integer with more than 4300 digits"
     )
     assert bad.reasons == {"m": "reason \\ud800"}
+
+
+def test_details_and_usage_are_written_as_json_dumps_writes_them(tmp_path: Path) -> None:
+    circular: dict[str, object] = {"a": 1}
+    circular["self"] = circular
+    deep: list[object] = []
+    for _ in range(5000):
+        deep = [deep]
+    odd = {
+        "m": {"nan": float("nan"), "inf": -float("inf"), "zero": -0.0, "x": 0.1 + 0.2},
+        "n": {7: "int key", 2.5: "float key", False: "bool key", None: "none key"},
+        "o": {"path": Path("/tmp/x"), "set": {3}, "text": "café ☕ \ud83d\ude00", "tuple": (1, 2)},
+    }
+    with Store(tmp_path / "s.db") as store:
+        run = store.create_run(kind="evaluate", suite="s", config={}, sources=[])
+        row = SampleRow("k0", 0, None, None, "t", "x", 0.5, 1.0, None, None, None, {}, ())
+        rows = [
+            row._replace(key="odd", trace_id="odd", details=odd, usage={"cost_usd": 1e-7}),
+            row._replace(key="circular", trace_id="circular", details={"m": circular}),
+            row._replace(key="deep", trace_id="deep", details={"m": deep}),
+        ]
+        store.write_batch(run, rows)
+        stored = dict(
+            store.connection.execute(
+                "SELECT trace_id, details FROM samples WHERE run_id = ?", (run,)
+            )
+        )
+        errors = {s.trace_id: s.error for s in store.iter_samples(run)}
+        usage = store.connection.execute("SELECT usage FROM samples WHERE key = 'odd'").fetchone()
+    assert stored["odd"] == json.dumps(odd, default=str)
+    assert usage[0] == json.dumps({"cost_usd": 1e-7})
+    assert errors["odd"] is None
+    # the errors json.dumps gives, as before
+    assert (
+        errors["circular"] == "the sample's details cannot be stored: Circular reference detected"
+    )
+    assert errors["deep"] == f"the sample's details cannot be stored: {NESTED_TOO_DEEPLY}"
+    assert stored["circular"] == stored["deep"] == "{}"
 
 
 def test_a_trace_that_cannot_be_written_is_scored_and_stored_with_its_error(

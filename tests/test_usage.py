@@ -136,6 +136,23 @@ def test_cost_from_genai_prices_per_step_and_mixed_sources() -> None:
     assert trace_usage(Trace(id="n", task=Task(id="t"))).source is None
 
 
+def test_a_cost_is_the_sum_of_the_counted_usages_costs_one_or_several() -> None:
+    # a cost of one usage is summed as several are: a recorded -0.0 is 0.0 either way
+    for steps, own in (([], Usage(cost_usd=-0.0)), ([Usage(cost_usd=-0.0)] * 2, None)):
+        trace = Trace(
+            id="z",
+            task=Task(id="t"),
+            steps=[_llm(i, u) for i, u in enumerate(steps)],
+            usage=own,
+        )
+        cost = usage_json(trace)["cost_usd"]
+        assert cost == 0.0 and str(cost) == "0.0"
+        assert trace_usage(trace).cost_source == "recorded"
+    one = Trace(id="o", task=Task(id="t"), usage=Usage(input_tokens=7, model="nope-model-x"))
+    assert usage_json(one)["cost_note"] == "genai-prices has no price for model 'nope-model-x'"
+    assert usage_json(one)["cost_usd"] is None and usage_json(one)["cost_source"] is None
+
+
 @pytest.mark.parametrize(
     "model",
     ["gpt-4o-mini", "openai:gpt-4.1", "anthropic:claude-sonnet-4-0", "gemini-2.5-pro"],

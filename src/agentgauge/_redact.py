@@ -324,8 +324,10 @@ def might_hold_secret(text: str) -> bool:
     Args:
         text: JSON text.
     """
+    if "\\" not in text:  # no escape: every quote in the text is one of the JSON's own
+        return _json_screen().may_match(text, plain=True)
     # without an escaped quote, every quote in the text is one of the JSON's own
-    plain = "\\" not in text or ('\\"' not in text and "\\u0022" not in text)
+    plain = '\\"' not in text and "\\u0022" not in text
     return _json_screen().may_match(_unescaped(text), plain=plain)
 
 

@@ -375,7 +375,7 @@ class RuleSet:
         """
         # :meth:`_hits` and :meth:`_matches` unrolled: a clean text (the common case) finds
         # a few needles, and the generators' calls would cost more than the searches
-        low = _lowered(text)
+        low = text.lower() if text.isascii() else _lowered(text)
         # the needles' indexes in the automaton that found them
         indexes: Sequence[int] = self._every
         # the rules searched in the whole (plain) text, for a needle they need
@@ -685,11 +685,13 @@ def _keyword_needles(regex: str, flags: int, keywords: Sequence[str]) -> tuple[N
     one of them, and so a keyword: the rule finds what it did. Keywords that begin every match
     of a regex opening with ``\\b`` start a word (jwt's ``ey`` is not searched in "they")."""
     given = tuple(Needle(k) for k in keywords)
-    if min(map(len, keywords), default=0) >= _RARE_KEYWORD:
-        return given  # found by chance in prose too seldom to look further (or parse)
     parser: Any = importlib.import_module("re._parser")
     items = list(parser.parse(regex, flags))
     leading = _starts_with_needle(items, given)
+    if min(map(len, keywords), default=0) >= _RARE_KEYWORD:
+        # found by chance in prose too seldom to look for longer needles; but where they start
+        # a word, they are passed over inside one (authress' "ext_" in a "context_rule" key)
+        return _word_start_keywords(items, keywords) if leading else given
     shown = needles_of(regex, flags) or ()
     if (
         shown
@@ -700,9 +702,16 @@ def _keyword_needles(regex: str, flags: int, keywords: Sequence[str]) -> tuple[N
         and (_starts_with_needle(items, shown) or not leading)
     ):
         return shown
-    if leading and _opens_at_word_boundary(items):
-        return tuple(Needle(k, word_start=k[:1].isalnum() or k[:1] == "_") for k in keywords)
-    return given
+    return _word_start_keywords(items, keywords) if leading else given
+
+
+def _word_start_keywords(items: list[Any], keywords: Sequence[str]) -> tuple[Needle, ...]:
+    """The keywords that begin every match of a parsed regex as needles: they start a word
+    where the regex opens with ``\\b`` (jwt's ``ey`` is not searched in "they")."""
+    at_word = _opens_at_word_boundary(items)
+    return tuple(
+        Needle(k, word_start=at_word and (k[:1].isalnum() or k[:1] == "_")) for k in keywords
+    )
 
 
 def _opens_at_word_boundary(items: list[Any]) -> bool:

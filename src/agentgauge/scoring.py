@@ -207,7 +207,10 @@ def noise_intervals(details: Mapping[str, Any]) -> dict[str, tuple[float, float]
     """
     out = {}
     for name, entry in details.items():
-        repeated = entry.get("judge_samples") if isinstance(entry, Mapping) else None
+        # a metric's details are a dict (the ABC's check, for every metric of every sample,
+        # would cost more than the rest)
+        mapping = type(entry) is dict or isinstance(entry, Mapping)
+        repeated = entry.get("judge_samples") if mapping else None
         if repeated is None:  # no repeated judgment: most metrics, every sample
             continue
         interval = repeated.get("interval") if isinstance(repeated, Mapping) else None

@@ -20,10 +20,11 @@ import sqlite3
 import uuid
 import zlib
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import lru_cache
+from json.encoder import c_make_encoder, encode_basestring_ascii  # type: ignore[attr-defined]
 from pathlib import Path, PurePath
 from typing import Any, NamedTuple, Protocol, overload
 
@@ -622,8 +623,41 @@ def _shown_short(value: str) -> str:
     return _text(hide_credentials(value))
 
 
-# ``json.dumps(value, default=str)``, its encoder made once rather than for every sample
-_ANY_VALUE = json.JSONEncoder(default=str)
+def _encoder(default: Callable[[Any], Any] | None = None) -> Callable[[Any], str]:
+    """``json.JSONEncoder(default=default).encode`` (``json.dumps`` when ``default`` is None),
+    its C encoder made once rather than for every value written: a sample's details, notes
+    and usage (with the stdlib's pure-Python encoder, the encoder itself).
+
+    The circular check is left to the encoder of the stdlib: a circular value, which exceeds
+    the recursion limit here, is written by it, and fails as ``json.dumps`` fails.
+    """
+    whole = json.JSONEncoder(default=default) if default is not None else json.JSONEncoder()
+    if c_make_encoder is None:  # pragma: no cover - CPython has the C encoder
+        return whole.encode
+    chunks = c_make_encoder(
+        None,  # no circular check
+        whole.default,
+        encode_basestring_ascii,
+        None,
+        whole.key_separator,
+        whole.item_separator,
+        False,
+        False,
+        True,
+    )
+
+    def encode(value: Any) -> str:
+        try:
+            return "".join(chunks(value, 0))
+        except RecursionError:  # circular, or nested too deeply: as json.dumps says it
+            return whole.encode(value)
+
+    return encode
+
+
+# ``json.dumps(value, default=str)`` and ``json.dumps(value)``
+_any_json = _encoder(str)
+_plain_json = _encoder()
 
 
 def _stored_json(value: Any) -> str:
@@ -634,7 +668,7 @@ def _stored_json(value: Any) -> str:
     Raises:
         DecodeError: the value cannot be written as JSON.
     """
-    text = guarded(_ANY_VALUE.encode, value)
+    text = guarded(_any_json, value)
     if may_hold_surrogate(text):
         text = dumps(without_surrogates(loads(text)))
     return redact_json(text)
@@ -674,7 +708,7 @@ def _sample_values(s: SampleRow, compress: bool = True) -> tuple[Any, ...]:
         else isal_zlib.compress(s.trace_json, _TRACE_LEVEL)
         if compress
         else s.trace_json,
-        json.dumps(s.usage) if s.usage is not None else None,
+        _plain_json(s.usage) if s.usage is not None else None,
         _shown(s.category),
         _shown(s.error_type),
     )
@@ -760,7 +794,7 @@ def _metric_values(samples: Sequence[SampleRow], rows: Sequence[tuple[Any, ...]]
                 row[0],  # the sample's key as stored
                 kept,
                 tuple([m[1] for m in metrics]),
-                _ANY_VALUE.encode(noted) if noted else None,
+                _any_json(noted) if noted else None,
             )
         )
     return values

@@ -33,6 +33,7 @@ __all__ = ["TraceUsage", "price_usd", "sum_usage", "trace_usage", "usage_json"]
 # a tuple: ``in`` compares the members' identities, where a set would call the enum's
 # Python-level hash for every step
 _MODEL_STEPS = (StepKind.llm, StepKind.reasoning)
+_LLM, _REASONING = _MODEL_STEPS
 
 
 @dataclass(frozen=True)
@@ -293,7 +294,7 @@ def _usage_fields(trace: Trace) -> tuple[dict[str, Any] | None, int | None]:
     parts: list[Usage] = []
     if steps and own:
         kinds = [step.kind for step in steps]
-        calls = sum(kinds.count(kind) for kind in _MODEL_STEPS)
+        calls = kinds.count(_LLM) + kinds.count(_REASONING)
     elif steps:
         calls = 0
         for step in steps:  # one pass: the model calls, and the usage of each step
@@ -312,13 +313,19 @@ def _usage_fields(trace: Trace) -> tuple[dict[str, Any] | None, int | None]:
         return None, calls
     params_model = trace.params.get("model")
     default_model = params_model if isinstance(params_model, str) else None
-    costs = [_cost(u, default_model) for u in parts]
-    cost: float | None = None
-    cost_source: str | None = None
-    note = next((c[2] for c in costs if c[0] is None), None)
-    if note is None:
-        cost = sum(c[0] for c in costs if c[0] is not None)
-        cost_source = "+".join(sorted({c[1] for c in costs if c[1] is not None}, reverse=True))
+    cost: float | None
+    cost_source: str | None
+    if len(parts) == 1:  # one usage counted (a trace's own, most often): its cost is the sum
+        cost, cost_source, note = _cost(parts[0], default_model)
+        if cost is not None:
+            cost = 0 + cost  # as sum() adds it (a -0.0 recorded is 0.0)
+    else:
+        costs = [_cost(u, default_model) for u in parts]
+        cost = cost_source = None
+        note = next((c[2] for c in costs if c[0] is None), None)
+        if note is None:
+            cost = sum(c[0] for c in costs if c[0] is not None)
+            cost_source = "+".join(sorted({c[1] for c in costs if c[1] is not None}, reverse=True))
     inputs, outputs = counted.input_tokens, counted.output_tokens
     fields = {
         "input_tokens": inputs,
