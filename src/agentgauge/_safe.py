@@ -169,7 +169,11 @@ def may_hold_surrogate(json_text: str) -> bool:
     Args:
         json_text: the JSON text.
     """
-    return "\\u" in json_text and _SURROGATE_ESCAPE.search(json_text) is not None
+    # a backslash first: CPython finds one character with memchr, two by a loop over the text
+    # (~2 ns a character where neither is, ~50 times as long)
+    return (
+        "\\" in json_text and "\\u" in json_text and _SURROGATE_ESCAPE.search(json_text) is not None
+    )
 
 
 def without_surrogates(value: Any) -> Any:

@@ -738,13 +738,9 @@ def evaluate(
         raise
     try:
         with progress_bar(opts.progress, opts.total) as advance:
-            for outcome in runner.run(
-                _batches(items, done, opts.batch_size, advance, opts.first_seq)
-            ):
-                store.write_prepared(run_id, outcome)
-                if opts.on_written is not None:
-                    opts.on_written(store, run_id, outcome)
-                advance(outcome.size)
+            outcomes = runner.run(_batches(items, done, opts.batch_size, advance, opts.first_seq))
+            while _write_next(outcomes, store, run_id, opts.on_written, advance):
+                pass
     except BaseException as exc:
         # interrupted or failed: what is saved is saved; busy workers are not waited for
         runner.close(wait=False)
@@ -756,6 +752,30 @@ def evaluate(
     # its read errors, never a completed run of 0 samples
     store.finish_run(run_id, "completed" if store.get_run(run_id).n_samples else "failed")
     return run_id
+
+
+def _write_next(
+    outcomes: Iterator[Outcome],
+    store: Store,
+    run_id: str,
+    on_written: Callable[[Store, str, Outcome], None] | None,
+    advance: Callable[[int], None],
+) -> bool:
+    """Score the next batch and write it; False when there is none left.
+
+    The collector stays paused until the batch is written and let go: it resumes where none
+    of the batch's objects is alive, rather than walking the rows about to be written.
+    """
+    with collector_paused():
+        outcome = next(outcomes, None)
+        if outcome is None:
+            return False
+        store.write_prepared(run_id, outcome)
+        if on_written is not None:
+            on_written(store, run_id, outcome)
+        advance(outcome.size)
+        del outcome
+    return True
 
 
 def _mark_failed(store: Store, run_id: str) -> None:

@@ -695,7 +695,7 @@ def _sample_values(s: SampleRow, compress: bool = True) -> tuple[Any, ...]:
         s.seq,
         _text(s.source),
         s.line,
-        _shown(s.trace_id),
+        _text(hide_credentials(s.trace_id)),  # one per sample: not worth a cache entry
         _shown(s.task_id),
         s.composite,
         s.coverage,
