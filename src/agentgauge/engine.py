@@ -501,6 +501,9 @@ def _init_worker(suite_json: str) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     suite = Suite.model_validate_json(suite_json)
     _worker_state = (suite, suite.build_metrics())
+    # what the worker holds from here on (the modules, the metrics and their models) is never
+    # walked by its collector again: a full collection then walks the batches' objects alone
+    gc.freeze()
 
 
 def _score_batch_in_worker(pickled: bytes) -> bytes:

@@ -220,7 +220,7 @@ def iter_raw_lines(
                         source, number, None, f"not UTF-8 text (byte {exc.start + 1} of the line)"
                     )
                     continue
-                if text.strip():
+                if text and not text.isspace():  # not blank (strip() would copy the line)
                     yield RawLine(source, number, text, trace_format)
     except (OSError, EOFError, zlib.error) as exc:
         yield ReadError(source, number + 1, None, f"the file cannot be read on: {exc}")
