@@ -10,6 +10,9 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Annotated, Any
+
+import typer
 
 from agentgauge.store import Store
 
@@ -59,6 +62,8 @@ NOT_FOR_A_BEHAVIOUR_RUN = {
     "optuna",
     "ray",
     "httpx",
+    # typer's pydantic adapters: the command's plain values are coerced without them
+    "typer._adapters",
     # agentgauge's modules of other commands, formats and metrics
     "agentgauge.cli.toolcall",
     "agentgauge.cli.judge",
@@ -178,3 +183,57 @@ def test_what_a_command_is_given_is_still_checked_as_typer_checks_it(tmp_path: P
     # unset, the paths are none: --resume alone continues a run from its own files
     done = runner.invoke(app, ["evaluate", "--resume", run.id, "--db", db, "--no-progress"])
     assert done.exit_code == 0, done.output
+
+
+def test_plain_values_are_coerced_as_typers_own_adapters_coerce_them(tmp_path: Path) -> None:
+    # each parameter kind of the commands, given values of every sort: where the command line
+    # coerces a value itself, the result (type included) is what typer's adapter makes of it;
+    # the rest (and every error) is left to typer
+    import typer.main
+    from typer.core import build_runtime_param
+
+    from agentgauge.cli._common import _NOT_PLAIN, Command, _plain_value
+
+    app = typer.Typer()
+
+    @app.command(cls=Command)
+    def command(
+        paths: Annotated[list[str] | None, typer.Argument()] = None,
+        text: str = "a",
+        count: Annotated[int, typer.Option(min=1)] = 3,
+        share: Annotated[float, typer.Option(min=0.001, max=10)] = 2,
+        loose: float = 1.5,
+        clamped: Annotated[int, typer.Option(min=0, max=5, clamp=True)] = 1,
+        where: Path = Path("x"),
+        existing: Annotated[Path | None, typer.Option(exists=True, dir_okay=False)] = None,
+        files: Annotated[list[Path] | None, typer.Option()] = None,
+    ) -> None: ...
+
+    cli = typer.main.get_command(app)
+    ctx = cli.make_context("command", [])
+    (tmp_path / "f.txt").write_text("x")
+    values = [
+        *("abc", "", "7", " 7", "-", "b.db", str(tmp_path), str(tmp_path / "f.txt")),
+        *(str(tmp_path / "none"), 0, 1, 5, 7, -1, 64, 2**60, 1.5, 0.0005, 11.0, 1e300),
+        *(float("nan"), float("inf"), True, ("a", "b"), ["x", str(tmp_path)], (), (1, 2)),
+        *(Path("p"),),
+    ]
+
+    def outcome(coerce: Any, *args: Any, **kwargs: Any) -> tuple[str, object, object]:
+        try:
+            value = coerce(*args, **kwargs)
+        except Exception as exc:
+            return ("error", type(exc).__name__, str(exc))
+        return ("value", type(value), value)
+
+    plain = 0
+    for param in cli.params:
+        typers = build_runtime_param(param.type_descriptor)
+        for value in values:
+            ours = outcome(_plain_value, param, value, ctx)
+            if ours[0] == "value" and ours[2] is _NOT_PLAIN:
+                continue
+            plain += 1
+            theirs = outcome(typers.coerce, value, param=param, ctx=ctx)
+            assert ours == theirs, (param.name, value)
+    assert plain >= 40

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import importlib
 import inspect
-import pkgutil
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -146,6 +145,8 @@ def _loading_from(distribution: str) -> Iterator[None]:
 def _import_builtin(module_name: str) -> None:
     """Import a module of built-in entries; a package's public modules are imported too, so
     that adding an entry to a package is adding one module."""
+    import pkgutil  # here: a lookup through the index lists no package
+
     module = importlib.import_module(module_name)
     for info in pkgutil.iter_modules(getattr(module, "__path__", [])):
         if not info.name.startswith("_"):

@@ -24,7 +24,7 @@ from typer.core import TyperGroup
 
 from agentgauge._atomic import kept_until_success
 from agentgauge._version import __version__
-from agentgauge.cli._common import Command, VerdictExit, err_console, usage_error
+from agentgauge.cli._common import Command, VerdictExit, defer_coercion, err_console, usage_error
 from agentgauge.errors import AgentgaugeError
 from agentgauge.registry import DeprecatedNameWarning
 
@@ -123,6 +123,10 @@ class _Root(TyperGroup):
 
     def list_commands(self, ctx: Any) -> list[str]:
         return list(self.commands)  # the names alone: no command is built for them
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        defer_coercion(self, ctx)
+        return super().parse_args(ctx, args)
 
     def invoke(self, ctx: Any) -> Any:
         with kept_until_success() as replaced:

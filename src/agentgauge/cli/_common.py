@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Container, Iterable, Mapping
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar, get_args, get_origin
 
 import typer
 from rich.console import Console
@@ -37,11 +38,66 @@ def _argument_usage(param: Any) -> str:
     return f"{name}..." if param.nargs != 1 else name
 
 
+_NOT_PLAIN = object()
+"""What :func:`_plain_value` returns for a value it leaves to typer's own coercion."""
+
+
+def _plain_leaf(annotation: Any, info: Any, value: Any, param: Any, ctx: Any) -> Any:
+    """One value coerced as typer's pydantic adapter coerces it, for the plain cases (a
+    ``str``, an in-range ``int``/``float``, a ``Path``): the same result without building the
+    adapter; :data:`_NOT_PLAIN` for any other (typer then coerces it, with its messages)."""
+    kind = type(value)
+    if annotation is str:
+        return value if kind is str else _NOT_PLAIN
+    if annotation is int or annotation is float:
+        # exact numbers only (never a bool, a string or a float for an int); the range is
+        # typer's ge/le constraint, checked again by typer (with its message) when outside
+        if info.clamp or not (kind is int or (annotation is float and kind is float)):
+            return _NOT_PLAIN
+        if annotation is float and not (math.isfinite(value) and abs(value) <= 2**53):
+            return _NOT_PLAIN
+        if (info.min is not None and not value >= info.min) or (
+            info.max is not None and not value <= info.max
+        ):
+            return _NOT_PLAIN
+        return annotation(value)
+    if annotation is Path and kind is str and info.path_type in (None, Path):
+        from typer._param_types import coerce_cli_path
+
+        # typer's adapter makes the text a Path (Path(text)), then checks it here, naming
+        # the text in its messages: the Path's own text must be the same
+        path = Path(value)
+        if str(path) == value:
+            return coerce_cli_path(path, info, path_type=Path, param=param, ctx=ctx)
+    return _NOT_PLAIN
+
+
+def _plain_value(param: Any, value: Any, ctx: Any) -> Any:
+    """A parameter's value coerced without typer's adapter (:func:`_plain_leaf`), a list of
+    them for ``list[...]``; :data:`_NOT_PLAIN` when typer must coerce it."""
+    descriptor = param.type_descriptor
+    info = descriptor.parameter_info
+    if descriptor.file_annotation is not None or info.parser is not None:
+        return _NOT_PLAIN
+    annotation = descriptor.annotation
+    if get_origin(annotation) is list:
+        items = get_args(annotation)
+        if len(items) != 1 or not isinstance(value, (list, tuple)):
+            return _NOT_PLAIN
+        coerced = [_plain_leaf(items[0], info, item, param, ctx) for item in value]
+        return _NOT_PLAIN if any(item is _NOT_PLAIN for item in coerced) else coerced
+    if get_origin(annotation) is not None:
+        return _NOT_PLAIN
+    return _plain_leaf(annotation, info, value, param, ctx)
+
+
 class _CoercedWhenSet:
-    """Typer's coercion of one parameter, built once the parameter has a value. Typer builds
-    a pydantic TypeAdapter for each parameter of the command it runs (a millisecond or so
-    each, the command's start-up); a parameter left unset (None) is None, or an empty tuple
-    when it takes several values, as typer makes it, with no adapter."""
+    """Typer's coercion of one parameter, built only when needed. Typer builds a pydantic
+    TypeAdapter for each parameter of the command it runs (imported and built, a good part
+    of a short command's start-up); a parameter left unset (None) is None, or an empty tuple
+    when it takes several values, as typer makes it, and a plain value (text, a number in its
+    range, a path) is coerced as typer's adapter would (:func:`_plain_value`), with no
+    adapter."""
 
     def __init__(self, param: Any) -> None:
         self._param = param
@@ -49,25 +105,38 @@ class _CoercedWhenSet:
     def coerce(self, value: Any, param: Any, ctx: Any) -> Any:
         if value is None:
             return () if param.multiple or param.nargs == -1 else None
+        plain = _plain_value(self._param, value, ctx)
+        if plain is not _NOT_PLAIN:
+            return plain
         self._param._runtime_param = None  # typer's own, built on this first value
         return self._param.get_runtime_param().coerce(value, param=param, ctx=ctx)
+
+
+def defer_coercion(command: Any, ctx: Any) -> None:
+    """Give each parameter of a command (its help option included) whose typer coercion is
+    not built yet a :class:`_CoercedWhenSet` (with the typer versions that build pydantic
+    adapters, lazily, in a private slot; nothing is done with others).
+
+    Args:
+        command: the click command or group about to parse its arguments.
+        ctx: its context.
+    """
+    for param in command.get_params(ctx):
+        if getattr(param, "_runtime_param", False) is None and callable(
+            getattr(param, "get_runtime_param", None)
+        ):
+            param._runtime_param = _CoercedWhenSet(param)
 
 
 class Command(TyperCommand):
     """A command whose help writes its arguments as the documentation does
     (``compare [OPTIONS] RUN_A RUN_B``, ``evaluate [OPTIONS] [PATHS]...``): by name, in
     brackets when optional, without a type tag. (Typer's click is its own: parameters are
-    told apart by their ``param_type_name``, as typer does.) Its unset parameters cost no
-    coercion (:class:`_CoercedWhenSet`)."""
+    told apart by their ``param_type_name``, as typer does.) Its unset and plain parameters
+    cost no pydantic adapter (:func:`defer_coercion`)."""
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
-        params: list[Any] = self.params
-        for param in params:
-            # typer's lazy coercion (the versions that build pydantic adapters), not built yet
-            if getattr(param, "_runtime_param", False) is None and callable(
-                getattr(param, "get_runtime_param", None)
-            ):
-                param._runtime_param = _CoercedWhenSet(param)
+        defer_coercion(self, ctx)
         return super().parse_args(ctx, args)
 
     def collect_usage_pieces(self, ctx: Any) -> list[str]:
@@ -299,6 +368,7 @@ def write_outputs(
     fail_under: float | None,
     extra: dict[str, object] | None = None,
     gates: bool = True,
+    store: Store | None = None,
 ) -> None:
     """Print the summary, write the requested files, apply ``--fail-under`` and the suite's
     gates.
@@ -313,12 +383,13 @@ def write_outputs(
         extra: top-level keys a domain adds to the JSON document.
         gates: exit :data:`EXIT_GATE_FAILED` when a gate of the suite fails (whatever
             ``fail_under`` says); False for a command that shows a run already made.
+        store: the store at ``store_path`` when the command has it open (it stays open);
+            by default it is opened here.
     """
     from agentgauge.documents.summary import fail_under_check, judge_noise, run_aggregate
     from agentgauge.report.terminal import print_summary
-    from agentgauge.store import Store
 
-    with Store(store_path) as store:
+    with _opened(store_path, store) as store:
         # the files first: whatever happens on the terminal, the run's outputs are written
         written = []
         # each writer imported when its file is asked for (the HTML report's modules are many)
@@ -348,24 +419,33 @@ def write_outputs(
             if failure is not None:
                 err_console.print(f"[red]{escape(failure)}[/]", highlight=False)
                 below = True
-    if gates:
-        exit_if_gates_failed(store_path, run_id)
+        if gates:
+            exit_if_gates_failed(store_path, run_id, store=store)
     if below:
         raise VerdictExit(1)
 
 
-def exit_if_gates_failed(store_path: Path, run_id: str) -> None:
+def exit_if_gates_failed(store_path: Path, run_id: str, *, store: Store | None = None) -> None:
     """Exit :data:`EXIT_GATE_FAILED` when the run fails a gate of its suite (the summary has
     said which).
 
     Args:
         store_path: the store holding the run.
         run_id: the run.
+        store: the store at ``store_path`` when the command has it open (it stays open).
     """
     from agentgauge.documents.summary import gates_failed
-    from agentgauge.store import Store
 
-    with Store(store_path) as store:
+    with _opened(store_path, store) as store:
         failed = gates_failed(store, store.get_run(run_id))
     if failed:
         raise VerdictExit(EXIT_GATE_FAILED)
+
+
+def _opened(path: Path, store: Store | None) -> AbstractContextManager[Store]:
+    """The store given, left open; else the store at ``path``, closed on leaving."""
+    if store is not None:
+        return nullcontext(store)
+    from agentgauge.store import Store
+
+    return Store(path)

@@ -188,9 +188,15 @@ def evaluate(
             raise typer.Exit(130) from None
         label_run(store, run_id, name, tags)
         stored = store.get_run(run_id)
-    write_outputs(
-        db, run_id, json_out=json_out, csv_out=csv_out, html_out=html_out, fail_under=fail_under
-    )
+        write_outputs(
+            db,
+            run_id,
+            json_out=json_out,
+            csv_out=csv_out,
+            html_out=html_out,
+            fail_under=fail_under,
+            store=store,
+        )
     if stored.n_samples == 0:
         _say_why_nothing_was_scored(run.trace_format, stored.n_errors)
         raise typer.Exit(1)
