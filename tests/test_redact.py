@@ -328,6 +328,8 @@ values: st.SearchStrategy[Any] = st.recursive(
 # a secret-looking key longer than the screen's window, and a header whose long name ends so
 @example({"Authorization" + "api" * 8 + "x" * 16 + "-----BEGIN Q3m8Zx1Lk9Pw2Vt7": "api"}, True)
 @example({"name": "x" * 80 + "Authorization", "value": "v"}, False)
+# a key that is a whole secret key and a newline is not one (as the screen tells it)
+@example({"pass\n": "api"}, False)
 @example({'Authorization"' + "x" * 80: "v"}, True)
 # a credential after an earlier needle of its rule in the same window
 @example(["cookie", "cookie://api"], False)

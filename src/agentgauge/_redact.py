@@ -58,8 +58,9 @@ _KEY_PARTS = (
     "cookie",
 )
 _WHOLE_KEYS = ("pass", "pwd?")
+# a whole key ends the key (\Z: "$" also matches before a final newline, as in "pass\n")
 _SECRET_KEY = re.compile(
-    "|".join((*_KEY_PARTS, *(f"^{key}$" for key in _WHOLE_KEYS))), re.IGNORECASE
+    "|".join((*_KEY_PARTS, *(f"^{key}\\Z" for key in _WHOLE_KEYS))), re.IGNORECASE
 )
 _ENV_NAME_KEY = re.compile(r"_env$|_env_var$", re.IGNORECASE)
 # URL parameters that carry a credential though their names are not secret-looking
