@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import importlib.util
+import json
+import pickle
 import re
+from importlib import resources
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
 
-from agentgauge._screen import needles
+from agentgauge._screen import Screen, needles
 from agentgauge.config import Suite, load_suite
 from agentgauge.engine import score_traces
 from agentgauge.io.jsonl import read_traces
@@ -18,6 +21,7 @@ from agentgauge.metrics.base import MetricOptionError, MetricResult, create_metr
 from agentgauge.metrics.behavior import (
     DEFAULT_SECURITY_PATTERNS,
     _patterns,
+    _security_needle_table,
     _WordCache,
     compare_json,
 )
@@ -296,6 +300,32 @@ def test_security_screening_finds_exactly_what_every_pattern_finds(shared_data: 
         assert screened.matching(text) == expected, text[:80]
         hits += bool(set(expected) & set(DEFAULT_SECURITY_PATTERNS))
     assert hits >= 20  # every secret, alone and in prose
+    # a screen that has been used is sent to another process as it was made
+    again = pickle.loads(pickle.dumps(screened))
+    assert [again.matching(text) for text in texts[-20:]] == [
+        screened.matching(text) for text in texts[-20:]
+    ]
+
+
+def test_the_kept_security_needles_are_those_the_patterns_tell() -> None:
+    # the package keeps the default security patterns' needles (telling them parses each
+    # regex, most of the time that building safety took); patterns take them from there only
+    # while the table holds the very regex and flags. After changing a default, write it:
+    # python -c "import json; from agentgauge.metrics.behavior import _security_needle_table;
+    #   print(json.dumps(_security_needle_table(), indent=1))"
+    #   > src/agentgauge/data/security_needles.json
+    kept = json.loads(
+        resources.files("agentgauge").joinpath("data", "security_needles.json").read_text()
+    )
+    assert kept == _security_needle_table()
+    assert [regex for regex, _, _ in kept] == list(DEFAULT_SECURITY_PATTERNS)
+    screened = _patterns([*DEFAULT_SECURITY_PATTERNS, r"\btok-\d+"], "security_patterns")
+    told = Screen(screened.patterns)  # every pattern's needles told from its regex
+    assert screened._owners == told._owners
+    assert screened._unscreened == told._unscreened
+    # the same regex with other flags is not the kept one: its needles are its own
+    inline = _patterns(["(?x) <script \\b"], "security_patterns")
+    assert [n.text for n, _ in inline._owners] == ["<script"]
 
 
 def test_word_cache_gives_the_words_of_the_joined_text(shared_data: Path) -> None:

@@ -14,9 +14,10 @@ from __future__ import annotations
 import importlib
 import re
 from collections.abc import Sequence
+from functools import cached_property
 from typing import Any, NamedTuple
 
-from ahocorasick_rs import AhoCorasick
+from ahocorasick_rs import BytesAhoCorasick, Implementation
 
 __all__ = ["Needle", "Screen", "finite_strings", "fits", "leading_strings", "needles", "needles_of"]
 
@@ -258,39 +259,69 @@ class Screen:
 
     Args:
         patterns: the compiled regexes (``re.IGNORECASE``).
+        told: the needles of each pattern (:func:`needles`), when already known; told from
+            the patterns when left out.
     """
 
-    def __init__(self, patterns: Sequence[re.Pattern[str]]) -> None:
+    def __init__(
+        self,
+        patterns: Sequence[re.Pattern[str]],
+        told: Sequence[tuple[Needle, ...] | None] | None = None,
+    ) -> None:
         self.patterns = tuple(patterns)
-        found = [needles(p) for p in self.patterns]
-        self._unscreened = frozenset(i for i, needles_ in enumerate(found) if needles_ is None)
+        found = [needles(p) for p in self.patterns] if told is None else list(told)
+        if len(found) != len(self.patterns):
+            raise ValueError(f"{len(found)} lists of needles for {len(self.patterns)} patterns")
+        self._unscreened = tuple(i for i, needles_ in enumerate(found) if needles_ is None)
         self._owners: list[tuple[Needle, int]] = [
             (needle, i) for i, needles_ in enumerate(found) for needle in needles_ or ()
         ]
-        self._automaton = (
-            AhoCorasick([needle.text for needle, _ in self._owners]) if self._owners else None
-        )
-        self._any: re.Pattern[str] | None = None
-        if self.patterns:
-            try:
-                self._any = re.compile(
-                    "|".join(f"(?:{p.pattern})" for p in self.patterns), re.IGNORECASE
-                )
-            except re.error:  # e.g. numbered back-references: screen pattern by pattern
-                self._any = None
 
-    def _candidates(self, text: str) -> list[int]:
+    def __getstate__(self) -> dict[str, Any]:
+        # what is built on first use is built again where it is unpickled (an automaton
+        # cannot be pickled)
+        state = dict(self.__dict__)
+        state.pop("_automaton", None)
+        state.pop("_any", None)
+        return state
+
+    @cached_property
+    def _automaton(self) -> BytesAhoCorasick | None:
+        """Every needle, searched in a lower-cased ASCII text as bytes (built on first use)."""
+        if not self._owners:
+            return None
+        return BytesAhoCorasick(
+            [needle.text.encode() for needle, _ in self._owners], implementation=Implementation.DFA
+        )
+
+    @cached_property
+    def _any(self) -> re.Pattern[str] | None:
+        """Every pattern in one regex, for a text beyond ASCII (compiled on first use)."""
+        if not self.patterns:
+            return None
+        try:
+            return re.compile("|".join(f"(?:{p.pattern})" for p in self.patterns), re.IGNORECASE)
+        except re.error:  # e.g. numbered back-references: screen pattern by pattern
+            return None
+
+    def _candidates(self, text: str) -> Sequence[int]:
         """The indexes of the patterns that may match ``text``, in order."""
         if not text.isascii():
-            if self._any is not None and self._any.search(text) is None:
-                return []
-            return list(range(len(self.patterns)))
-        chosen = set(self._unscreened)
-        if self._automaton is None:
-            return sorted(chosen)
+            screen = self._any
+            if screen is not None and screen.search(text) is None:
+                return ()
+            return range(len(self.patterns))
+        automaton = self._automaton
+        if automaton is None:
+            return self._unscreened
         low = text.lower()
-        for index, at, _ in self._automaton.find_matches_as_indexes(low, overlapping=True):
-            needle, owner = self._owners[index]
+        found = automaton.find_matches_as_indexes(low.encode(), overlapping=True)
+        if not found:  # most texts: no needle at all
+            return self._unscreened
+        chosen = set(self._unscreened)
+        owners = self._owners
+        for index, at, _ in found:
+            needle, owner = owners[index]
             if owner not in chosen and fits(low, needle, at):
                 chosen.add(owner)
         return sorted(chosen)

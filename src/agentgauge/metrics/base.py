@@ -87,9 +87,12 @@ def shared_per_trace(trace: Trace, make: Callable[..., _T], *options: Hashable) 
         return make(trace, *options)
     key = (make, options, id(trace))  # the entry holds the trace: its id is no other's meanwhile
     entry = memo.get(key)
-    if entry is None or entry[0] is not trace:
-        entry = memo[key] = (trace, make(trace, *options))
-    return cast(_T, entry[1])
+    if entry is not None and entry[0] is trace:
+        made: _T = entry[1]
+        return made
+    made = make(trace, *options)
+    memo[key] = (trace, made)
+    return made
 
 
 class MetricResult:

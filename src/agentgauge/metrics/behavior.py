@@ -26,14 +26,17 @@ holds one of its literal parts. So the per-trace cost stays small (the benchmark
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
+from functools import cache
+from importlib import resources
 from typing import Any, ClassVar
 
 from agentgauge._redact import HIDDEN_CREDENTIAL
-from agentgauge._screen import Screen
+from agentgauge._screen import Needle, Screen, needles
 from agentgauge._stop_words import english_stop_words
 from agentgauge.metrics.base import MetricResult, metric, shared_per_trace
 from agentgauge.model import JSON, Step, StepKind, Trace
@@ -220,14 +223,22 @@ def _texts(value: JSON, *, numbers: bool = False) -> list[str]:
     return out
 
 
-def _output_texts(trace: Trace) -> list[str]:
-    """The texts of a trace's output, walked once per trace for safety, coherence and
-    adaptability while the engine scores a batch (:func:`shared_per_trace`); read only."""
-    return shared_per_trace(trace, _walk_output)
+class _Output:
+    """A trace's output as the text metrics read it: its texts (:func:`text_values`), those
+    joined by line breaks (``text``; empty without texts) and their words. Read only."""
+
+    __slots__ = ("text", "texts", "words")
+
+    def __init__(self, trace: Trace) -> None:
+        self.texts = _texts(trace.output)
+        self.text = "\n".join(self.texts)
+        self.words = _WORDS.of(self.text) if self.texts else frozenset()
 
 
-def _walk_output(trace: Trace) -> list[str]:
-    return _texts(trace.output)
+def _output(trace: Trace) -> _Output:
+    """The output of ``trace``, read once per trace for safety, coherence and adaptability
+    while the engine scores a batch (:func:`shared_per_trace`)."""
+    return shared_per_trace(trace, _Output)
 
 
 def text_values(value: JSON, *, numbers: bool = False) -> Iterator[str]:
@@ -332,7 +343,7 @@ class _Lexicon:
         if isinstance(terms, str):
             raise ValueError(f"{option}: expected a list of terms, got the string {terms!r}")
         words: set[str] = set()
-        phrases: list[tuple[frozenset[str], re.Pattern[str]]] = []
+        phrases: dict[str, list[tuple[frozenset[str], re.Pattern[str]]]] = {}
         for term in terms:
             if not isinstance(term, str) or not term.strip():
                 raise ValueError(f"{option}: every term must be a non-empty string, got {term!r}")
@@ -342,22 +353,36 @@ class _Lexicon:
                 continue
             body = r"\s+".join(re.escape(w) for w in lowered.split())
             pattern = re.compile(r"(?<!\w)" + body + r"(?!\w)", re.IGNORECASE)
-            phrases.append((frozenset(_WORD_TOKEN.findall(lowered)), pattern))
+            required = frozenset(_WORD_TOKEN.findall(lowered))
+            # filed under its longest word (the likeliest to be rare), "" for none
+            key = max(sorted(required), key=len, default="")
+            phrases.setdefault(key, []).append((required, pattern))
         self.words = frozenset(words)
-        self._phrases = tuple(phrases)
+        self._unkeyed = tuple(phrases.pop("", ()))
+        self._phrases = phrases
+        self._keys = frozenset(phrases)
 
-    def find(self, text: str, tokens: AbstractSet[str]) -> set[str]:
+    def find(self, text: str, tokens: AbstractSet[str]) -> AbstractSet[str]:
         """The distinct terms found in ``text``.
 
         Args:
             text: the text.
             tokens: its words (:class:`_WordCache`), computed once for several lexicons.
         """
-        found = set(self.words.intersection(tokens))
-        for required, pattern in self._phrases:
-            if required <= tokens:
-                found.update(_WHITESPACE.sub(" ", m.lower()) for m in pattern.findall(text))
-        return found
+        found: AbstractSet[str] = self.words.intersection(tokens)
+        # a phrase is searched only where the text holds its words: only the phrases filed
+        # under a word of the text are looked at
+        keys = self._keys.intersection(tokens) if self._keys else ()
+        if not keys and not self._unkeyed:
+            return found
+        more = set(found)
+        for key in keys:
+            for required, pattern in self._phrases[key]:
+                if required <= tokens:
+                    more.update(_WHITESPACE.sub(" ", m.lower()) for m in pattern.findall(text))
+        for _, pattern in self._unkeyed:
+            more.update(_WHITESPACE.sub(" ", m.lower()) for m in pattern.findall(text))
+        return more
 
 
 def _patterns(patterns: Iterable[str], option: str) -> Screen:
@@ -371,7 +396,41 @@ def _patterns(patterns: Iterable[str], option: str) -> Screen:
             compiled.append(re.compile(pattern, re.IGNORECASE))
         except (re.error, TypeError) as exc:
             raise ValueError(f"{option}: invalid regex {pattern!r}: {exc}") from None
-    return Screen(compiled)
+    kept = _kept_needles()
+    told = [kept[key] if (key := (p.pattern, p.flags)) in kept else needles(p) for p in compiled]
+    return Screen(compiled, told)
+
+
+_NEEDLE_TABLE = "security_needles.json"
+
+
+@cache
+def _kept_needles() -> dict[tuple[str, int], tuple[Needle, ...] | None]:
+    """The default security patterns' needles (:func:`_security_needle_table`), kept in the
+    package: telling them parses each regex, more than half of the time that building the
+    safety metric took. A pattern that the table holds with other flags, or not at all, has
+    its needles told from it."""
+    try:
+        text = resources.files("agentgauge").joinpath("data", _NEEDLE_TABLE).read_text("utf-8")
+    except OSError:
+        return {}
+    return {
+        (regex, flags): None if found is None else tuple(Needle(t, w) for t, w in found)
+        for regex, flags, found in json.loads(text)
+    }
+
+
+def _security_needle_table() -> list[list[Any]]:
+    """The needles of each default security pattern (case-insensitive), told from the
+    patterns: what ``data/security_needles.json`` keeps (regex, flags, needles as text and
+    word start; ``null`` for a pattern searched in every text)."""
+    table: list[list[Any]] = []
+    for regex in DEFAULT_SECURITY_PATTERNS:
+        pattern = re.compile(regex, re.IGNORECASE)
+        found = needles(pattern)
+        shown = None if found is None else [[n.text, n.word_start] for n in found]
+        table.append([regex, pattern.flags, shown])
+    return table
 
 
 def _kinds(kinds: Iterable[str], option: str) -> tuple[StepKind, ...]:
@@ -399,14 +458,38 @@ def _names(names: Sequence[str]) -> Sequence[str]:
     return names
 
 
+def _own_steps(trace: Trace, environment: frozenset[str]) -> list[Step]:
+    """The steps that the environment did not write."""
+    return [s for s in trace.steps if s.agent is None or s.agent.lower() not in environment]
+
+
 def _agent_steps(
     trace: Trace, kinds: tuple[StepKind, ...], environment: frozenset[str]
 ) -> list[Step]:
-    return [
-        s
-        for s in trace.steps
-        if s.kind in kinds and (s.agent is None or s.agent.lower() not in environment)
-    ]
+    return [s for s in shared_per_trace(trace, _own_steps, environment) if s.kind in kinds]
+
+
+class _Prose:
+    """The agent's prose in a trace: the ``content`` of its steps of a text kind (``texts``),
+    and their words (worked out when first asked for). Read only."""
+
+    __slots__ = ("_words", "texts")
+
+    def __init__(self, texts: list[str]) -> None:
+        self.texts = texts
+        self._words: frozenset[str] | None = None
+
+    def words(self) -> frozenset[str]:
+        """The words of the prose."""
+        words = self._words
+        if words is None:
+            words = self._words = _WORDS.union(self.texts) if self.texts else frozenset()
+        return words
+
+
+def _agent_prose(trace: Trace, kinds: tuple[StepKind, ...], environment: frozenset[str]) -> _Prose:
+    own = shared_per_trace(trace, _own_steps, environment)
+    return _Prose([s.content for s in own if s.content and s.kind in kinds])
 
 
 @dataclass(frozen=True)
@@ -420,6 +503,9 @@ class _AgentSteps:
     kinds: tuple[StepKind, ...]
     text_kinds: tuple[StepKind, ...]
     environment_agents: frozenset[str]
+    prose_kinds: tuple[StepKind, ...]
+    """The text kinds that are agent kinds (in the order of the text kinds: the metrics whose
+    prose is the same share it)."""
 
     @classmethod
     def build(
@@ -428,10 +514,13 @@ class _AgentSteps:
         text_kinds: Sequence[str],
         environment_agents: Sequence[str],
     ) -> _AgentSteps:
+        kinds = _kinds(agent_kinds, "agent_kinds")
+        texts = _kinds(text_kinds, "text_kinds")
         return cls(
-            _kinds(agent_kinds, "agent_kinds"),
-            _kinds(text_kinds, "text_kinds"),
+            kinds,
+            texts,
             frozenset(str(a).lower() for a in _names(environment_agents)),
+            tuple(k for k in texts if k in kinds),
         )
 
     def of(self, trace: Trace) -> list[Step]:
@@ -439,15 +528,38 @@ class _AgentSteps:
         alike while the engine scores a batch (:func:`shared_per_trace`)."""
         return shared_per_trace(trace, _agent_steps, self.kinds, self.environment_agents)
 
-    def prose(self, steps: Iterable[Step]) -> list[str]:
-        """The agent's prose: ``content`` of its steps whose kind is a text kind."""
-        return [s.content for s in steps if s.content and s.kind in self.text_kinds]
+    def prose(self, trace: Trace) -> _Prose:
+        """The agent's prose: ``content`` of its steps whose kind is a text kind (shared as
+        :meth:`of`)."""
+        return shared_per_trace(trace, _agent_prose, self.prose_kinds, self.environment_agents)
 
 
-def _weighted_mean(parts: Sequence[tuple[float | None, float]]) -> float | None:
-    """Weighted mean over the parts whose value is not None (weights renormalised)."""
-    num = sum(v * w for v, w in parts if v is not None)
-    den = sum(w for v, w in parts if v is not None)
+def _with_prose(output: _Output, prose: _Prose) -> frozenset[str]:
+    """The words of the output and of the agent's prose."""
+    if not prose.texts:
+        return output.words
+    words = prose.words()
+    return output.words.union(words) if output.texts else words
+
+
+_TO_GAPS = bytes(ord(" ") if chr(c).isspace() else ord("x") for c in range(256))
+"""A ``bytes.translate`` table for ASCII text: whitespace (as ``str.split`` tells it) a space,
+every other character an ``x``."""
+
+
+def _count_words(text: str) -> int:
+    """``len(text.split())``, without making the words: in an ASCII text, the non-blank
+    characters that follow a blank one or start the text."""
+    if not text.isascii():
+        return len(text.split())
+    gaps = text.encode().translate(_TO_GAPS)
+    return gaps.count(b" x") + gaps.startswith(b"x")
+
+
+def _weighted_mean(values: Sequence[float | None], weights: Sequence[float]) -> float | None:
+    """Weighted mean over the values that are not None (weights renormalised)."""
+    num = sum([v * w for v, w in zip(values, weights, strict=True) if v is not None])
+    den = sum([w for v, w in zip(values, weights, strict=True) if v is not None])
     return num / den if den > 0 else None
 
 
@@ -489,6 +601,12 @@ def compare_json(expected: JSON, actual: JSON, *, normalize_strings: bool = Fals
         normalize_strings: compare strings after casefolding, trimming and collapsing
             whitespace.
     """
+    # most values are two strings or two numbers (told by their exact type: a bool is not one)
+    kind, other = type(expected), type(actual)
+    if kind is str and other is str and not normalize_strings:
+        return 1.0 if expected == actual else 0.0
+    if (kind is int or kind is float) and (other is int or other is float):
+        return 1.0 if expected == actual else 0.0
     if isinstance(expected, dict):
         if not isinstance(actual, dict):
             return 0.0
@@ -568,7 +686,7 @@ class Accuracy:
         value, details = self._compare(trace)
         if value is None:
             return MetricResult.missing("the task has no expected output")
-        return MetricResult(value=value, details=details)
+        return MetricResult(value, details)
 
 
 @metric("exact_match", description="1.0 iff accuracy is 1.0")
@@ -590,7 +708,7 @@ class ExactMatch(Accuracy):
         value, _ = self._compare(trace)
         if value is None:
             return MetricResult.missing("the task has no expected output")
-        return MetricResult(value=1.0 if value == 1.0 else 0.0, details={"accuracy": value})
+        return MetricResult(1.0 if value == 1.0 else 0.0, {"accuracy": value})
 
 
 NOTHING_RECORDED = "the run recorded no step and no output"
@@ -690,11 +808,12 @@ class Efficiency:
                 details["time_source"] = "wall_time"
         if avg_step_s is None:
             details["time_score"] = None
-            return MetricResult(value=step_score, details=details)
+            return MetricResult(step_score, details)
         time_score = 1.0 / (1.0 + avg_step_s / self.ref_step_s)
-        details.update(avg_step_s=avg_step_s, time_score=time_score)
+        details["avg_step_s"] = avg_step_s
+        details["time_score"] = time_score
         value = self.step_weight * step_score + (1.0 - self.step_weight) * time_score
-        return MetricResult(value=value, details=details)
+        return MetricResult(value, details)
 
 
 # --------------------------------------------------------------------------- safety
@@ -747,23 +866,30 @@ class Safety:
         self.step_multiplier = _check_range("step_multiplier", step_multiplier, 0.0, 1.0)
         self._agent = _AgentSteps.build(agent_kinds, DEFAULT_TEXT_KINDS, environment_agents)
 
-    def _findings(
-        self, texts: Sequence[str], where: str, words: AbstractSet[str] | None = None
-    ) -> list[dict[str, str]]:
-        """What is unsafe in the texts of one location (``words``: their words, when known).
-        Security hits name the pattern, never the matched text, so that a leaked secret is not
-        copied into results."""
-        if not texts:
-            return []
-        text = "\n".join(texts)
+    def _findings(self, text: str, where: str, words: AbstractSet[str]) -> list[dict[str, str]]:
+        """What is unsafe in the text of one location (``words``: its words). Security hits
+        name the pattern, never the matched text, so that a leaked secret is not copied into
+        results."""
         found = [
             {"where": where, "list": "unsafe_term", "match": term}
-            for term in sorted(self._terms.find(text, _WORDS.of(text) if words is None else words))
+            for term in sorted(self._terms.find(text, words))
         ]
         found.extend(
             {"where": where, "list": "security", "pattern": pattern}
             for pattern in self._security.matching(text)
         )
+        return found
+
+    def _step_findings(self, steps: Iterable[Step]) -> list[dict[str, str]]:
+        """What is unsafe in each agent step: its ``content`` and its arguments' texts."""
+        found: list[dict[str, str]] = []
+        for step in steps:
+            texts = [step.content] if step.content else []
+            if step.tool_call is not None:
+                _collect_texts(step.tool_call.arguments, False, texts)
+            if texts:
+                text = "\n".join(texts)
+                found += self._findings(text, f"step {step.index}", _WORDS.of(text))
         return found
 
     def score(self, trace: Trace) -> MetricResult:
@@ -774,28 +900,31 @@ class Safety:
         """
         if _recorded_nothing(trace):
             return MetricResult.missing(NOTHING_RECORDED)
-        output_hits = self._findings(_output_texts(trace), "output")
-        per_step: list[tuple[int, list[str]]] = []
-        # the steps' prose and their arguments: their words, split apart, are the words of
-        # all steps (the prose's are coherence's and adaptability's too)
-        prose: list[str] = []
-        arguments: list[str] = []
-        for step in self._agent.of(trace):
-            texts = [step.content] if step.content else []
+        output = _output(trace)
+        output_hits = self._findings(output.text, "output", output.words) if output.texts else []
+        steps = self._agent.of(trace)
+        # the steps' content and their arguments' texts, in order; their words are those of
+        # the agent's prose (coherence's and adaptability's too) and of the rest
+        prose_kinds = self._agent.prose_kinds
+        every: list[str] = []
+        rest: list[str] = []
+        for step in steps:
             if step.content:
-                prose.append(step.content)
+                every.append(step.content)
+                if step.kind not in prose_kinds:
+                    rest.append(step.content)
             if step.tool_call is not None:
-                called = _texts(step.tool_call.arguments)
-                texts.extend(called)
-                arguments.extend(called)
-            if texts:
-                per_step.append((step.index, texts))
+                start = len(every)
+                _collect_texts(step.tool_call.arguments, False, every)
+                rest += every[start:]
         step_hits: list[dict[str, str]] = []
         # most traces are clean: screen all steps at once, locate the hits only when needed
-        every = [t for _, texts in per_step for t in texts]
-        if self._findings(every, "steps", _WORDS.groups(prose, arguments)):
-            for index, texts in per_step:
-                step_hits.extend(self._findings(texts, f"step {index}"))
+        if every:
+            words = self._agent.prose(trace).words()
+            if rest:
+                words = words.union(_WORDS.union(rest))
+            if self._findings("\n".join(every), "steps", words):
+                step_hits = self._step_findings(steps)
         value = 1.0
         if output_hits:
             value *= self.output_multiplier
@@ -806,7 +935,7 @@ class Safety:
             "steps_unsafe": bool(step_hits),
             "matches": output_hits + step_hits,
         }
-        return MetricResult(value=value, details=details)
+        return MetricResult(value, details)
 
 
 # --------------------------------------------------------------------------- tool usage
@@ -894,10 +1023,25 @@ class ToolUsage:
         else:
             value = max(0.0, 1.0 - (ratio - self.high) / (1.0 - self.high))
         details["ratio"] = ratio
-        return MetricResult(value=value, details=details)
+        return MetricResult(value, details)
 
 
 # --------------------------------------------------------------------------- coherence
+
+_MOST_WORDS_KEPT = 200_000
+"""The most words a table of words seen keeps (then it starts afresh)."""
+
+
+class _Table(dict[str, str]):
+    """A dict that works out a missing key's value with ``make`` (and keeps it)."""
+
+    def __init__(self, make: Callable[[str], str]) -> None:
+        super().__init__()
+        self._make = make
+
+    def __missing__(self, key: str) -> str:
+        value = self[key] = self._make(key)
+        return value
 
 
 def _max_sentences(texts: Iterable[str]) -> int:
@@ -1016,17 +1160,25 @@ class Coherence:
             english_stop_words() if stop_words is None else frozenset(w.lower() for w in stop_words)
         )
         self._agent = _AgentSteps.build(text_kinds, text_kinds, environment_agents)
+        self._content_table = _Table(self._content_word)
+
+    def _content_word(self, word: str) -> str:
+        """``word`` as a content word ("" for a stop word or a short word)."""
+        if len(word) < self.min_word_len or word in self._stop_words:
+            return ""
+        if self.fold_plurals and word[-1] == "s" and word[-2:] != "ss":
+            return word[:-1]  # a final "s" dropped
+        return word
 
     def _content_words(self, tokens: AbstractSet[str]) -> set[str]:
-        shortest = self.min_word_len
-        # the stop words taken away in one set operation (in C), then one pass over the rest
-        words = tokens - self._stop_words
-        if not self.fold_plurals:
-            return {w for w in words if len(w) >= shortest}
-        # the long words, a final "s" dropped
-        return {
-            w[:-1] if w[-1] == "s" and w[-2:] != "ss" else w for w in words if len(w) >= shortest
-        }
+        # each word looked up in a table of the words seen (in C: most words of a text are
+        # in it), the words it lacks worked out on the spot
+        table = self._content_table
+        if len(table) > _MOST_WORDS_KEPT:
+            table.clear()
+        words = set(map(table.__getitem__, tokens))
+        words.discard("")
+        return words
 
     def score(self, trace: Trace) -> MetricResult:
         """Score one trace.
@@ -1034,15 +1186,15 @@ class Coherence:
         Args:
             trace: the trace to score.
         """
-        output = _output_texts(trace)
-        prose = self._agent.prose(self._agent.of(trace))
-        texts = [*output, *prose]
+        output = _output(trace)
+        prose = self._agent.prose(trace)
+        texts = [*output.texts, *prose.texts]
         if not texts:
             return MetricResult.missing("no text to analyse (no text output, no agent message)")
         joined = "\n".join(texts)
-        word_count = len(joined.split())
+        word_count = _count_words(joined)
 
-        tokens = _WORDS.groups(output, prose)
+        tokens = _with_prose(output, prose)
         connectors = self._connectors.find(joined, tokens)
         if _max_sentences(texts) <= 1:
             flow = 1.0
@@ -1070,7 +1222,7 @@ class Coherence:
                 1.0, self.topic_scale * overlap / min(len(topic_words), len(response_words))
             )
 
-        value = _weighted_mean(list(zip((flow, contradiction, topic), self.weights, strict=True)))
+        value = _weighted_mean((flow, contradiction, topic), self.weights)
         details = {
             "logical_flow": flow,
             "contradiction": contradiction,
@@ -1080,7 +1232,7 @@ class Coherence:
             "contrast_markers": sorted(contrasts),
             "retraction_markers": sorted(retractions),
         }
-        return MetricResult(value=value, details=details)
+        return MetricResult(value, details)
 
 
 # --------------------------------------------------------------------------- adaptability
@@ -1220,12 +1372,13 @@ class Adaptability:
     def _approach(self, steps: Sequence[Step]) -> tuple[float | None, list[str]]:
         types = set()
         for s in steps:
+            # the members' own values: ``.value`` is a Python-level property
             if s.tool_call is not None:
                 types.add(f"tool_call:{s.tool_call.name}")
             elif s.message_type is not None:
-                types.add(f"{s.kind.value}:{s.message_type.value}")
+                types.add(f"{s.kind._value_}:{s.message_type._value_}")
             else:
-                types.add(s.kind.value)
+                types.add(s.kind._value_)
         if not types:
             return None, []
         low, mid, high = self.approach_levels
@@ -1240,16 +1393,17 @@ class Adaptability:
     def _context(self, trace: Trace, steps: Sequence[Step]) -> tuple[float | None, str | None]:
         rule = self._category_rule.get((trace.task.category or "").lower())
         if rule == "knowledge":
-            pieces = _output_texts(trace)
-            output_text = " ".join(pieces)
-            words = len(output_text.split()) + _count_scalars(trace.output)
+            # the output's texts joined by line breaks: the same words, and the same terms
+            # found, as joined by spaces (a term's whitespace matches any)
+            output = _output(trace)
+            words = _count_words(output.text) + _count_scalars(trace.output)
             hit = 0 < words <= self.direct_answer_words or bool(
-                self._copulas.find(output_text, _WORDS.union(pieces))
+                self._copulas.find(output.text, output.words)
             )
         elif rule == "reasoning":
-            output, prose = _output_texts(trace), self._agent.prose(steps)
-            text = "\n".join([*output, *prose])
-            hit = bool(self._reasoning.find(text, _WORDS.groups(output, prose)))
+            output, prose = _output(trace), self._agent.prose(trace)
+            text = "\n".join([*output.texts, *prose.texts])
+            hit = bool(self._reasoning.find(text, _with_prose(output, prose)))
         elif rule == "tools":
             called = {s.tool_call.name for s in steps if s.tool_call is not None}
             expected = {c.name for c in trace.task.expected_calls or []}
@@ -1292,10 +1446,9 @@ class Adaptability:
             "context_rule": rule,
             "agent_steps": len(steps),
         }
-        parts = list(zip((approach, context, complexity), self.weights, strict=True))
-        value = _weighted_mean(parts)
+        value = _weighted_mean((approach, context, complexity), self.weights)
         if value is None:
             return MetricResult.missing(
                 "no agent step, no known task category and no task difficulty", **details
             )
-        return MetricResult(value=value, details=details)
+        return MetricResult(value, details)
