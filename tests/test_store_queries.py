@@ -11,12 +11,14 @@ import pytest
 
 from agentgauge.store import (
     _MIGRATIONS,
+    _SAMPLE_COLUMNS_WRITTEN,
     SCHEMA_VERSION,
     MetricRow,
     SampleQuery,
     SampleRow,
     Store,
     StoreError,
+    prepare_batch,
 )
 
 # key, task, category, composite, recommendation, band, (a, b), error type
@@ -301,3 +303,34 @@ def test_many_metrics_in_any_order_read_the_same_in_both_layouts(tmp_path: Path)
     assert samples[2][1][17] == MetricRow("m17", None, None, "m17 raised")
     assert missing["m04"] == [("not applicable", 3)] and missing["m17"] == [("m17 raised", 1)]
     assert [key for key, _ in page] == ["w2", "w1", "w0"]  # m18 >= 0.4 all, by m15 downwards
+
+
+def test_columns_null_in_every_row_are_left_out_and_read_as_null(tmp_path: Path) -> None:
+    # the same rows written with every column bound, as the store wrote them before
+    names = [f"m{i:02d}" for i in range(20)]
+    batches = [[_wide_row(0), _wide_row(2)], [_row(i) for i in range(len(_SAMPLES))]]
+    with Store(tmp_path / "a.db") as left, Store(tmp_path / "b.db") as right:
+        for s in (left, right):
+            s.create_run(
+                kind="evaluate", suite="s", config={"suite": {"metrics": names}}, run_id="r"
+            )
+        for rows in batches:
+            left.write_batch("r", rows)
+            prepared = prepare_batch(rows)
+            db = right.connection
+            db.executemany(
+                f"INSERT INTO samples ({', '.join(_SAMPLE_COLUMNS_WRITTEN)}) "
+                f"VALUES ({','.join('?' * 17)})",
+                [("r", *row) for row in prepared.samples],
+            )
+            db.executemany(
+                f"INSERT OR REPLACE INTO sample_metrics VALUES ({','.join('?' * 21)})",
+                right._value_rows("r", prepared.metric_values),
+            )
+        for table in ("samples", "sample_metrics", "run_metrics"):
+            sql = f"SELECT * FROM {table} ORDER BY 1, 2, 3"
+            assert (
+                left.connection.execute(sql).fetchall() == right.connection.execute(sql).fetchall()
+            )
+        nulls = "SELECT COUNT(*) FROM samples WHERE error IS NULL AND source IS NULL"
+        assert left.connection.execute(nulls).fetchone()[0] == 2

@@ -20,11 +20,12 @@ import sqlite3
 import uuid
 import zlib
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import lru_cache
 from json.encoder import c_make_encoder, encode_basestring_ascii  # type: ignore[attr-defined]
+from operator import itemgetter
 from pathlib import Path, PurePath
 from typing import Any, NamedTuple, Protocol, overload
 
@@ -274,7 +275,18 @@ _MIGRATIONS: dict[int, str] = {
 
 
 _NO_VALUES = (None,) * _VALUE_COLUMNS
-_VALUE_MARKS = ",".join("?" * (_VALUE_COLUMNS + 5))  # a row of sample_metrics
+_SAMPLE_COLUMNS_WRITTEN = (
+    "run_id, key, seq, source, line, trace_id, task_id, composite, coverage, recommendation, "
+    "band, error, details, trace, usage, category, error_type"
+).split(", ")
+_VALUE_COLUMNS_WRITTEN = (
+    "run_id",
+    "part",
+    "sample_key",
+    "present",
+    *(f"v{i}" for i in range(_VALUE_COLUMNS)),
+    "notes",
+)
 _PAGE_SIZE = 8192
 _SAMPLES_PAGE = 256  # samples read at a time, whose metric values are read together
 _SQL_VARIABLES = 500  # bound parameters per statement, well under SQLite's limit
@@ -800,6 +812,32 @@ def _metric_values(samples: Sequence[SampleRow], rows: Sequence[tuple[Any, ...]]
     return values
 
 
+def _insert_or_replace(
+    db: sqlite3.Connection, table: str, columns: Sequence[str], rows: list[tuple[Any, ...]]
+) -> None:
+    """``INSERT OR REPLACE`` the rows (values of ``columns``, in order), leaving out the
+    columns that are NULL in every row (a column left out is NULL all the same): sqlite3
+    binds a None only after looking for an adapter of it, two failed attribute look-ups that
+    cost more than the rest of the value's binding (a row of ``sample_metrics`` pads a run's
+    seven metrics with nine)."""
+    if not rows:
+        return
+    keep = [
+        i
+        for i, column in enumerate(zip(*rows, strict=True))
+        if column[0] is not None or column.count(None) < len(rows)
+    ]
+    # the run id and the key are never NULL: at least two columns, and itemgetter's tuples
+    values: Iterable[tuple[Any, ...]] = rows
+    if len(keep) < len(columns):
+        values = map(itemgetter(*keep), rows)
+    db.executemany(
+        f"INSERT OR REPLACE INTO {table} ({', '.join(columns[i] for i in keep)}) "
+        f"VALUES ({','.join('?' * len(keep))})",
+        values,
+    )
+
+
 def _metric_rows(
     key: str, places: Sequence[tuple[str, int, int]], found: Mapping[tuple[int, str], Any]
 ) -> tuple[MetricRow, ...]:
@@ -1105,15 +1143,14 @@ class Store:
         db = self._db
         db.execute("BEGIN IMMEDIATE")
         try:
-            db.executemany(
-                "INSERT OR REPLACE INTO samples (run_id, key, seq, source, line, trace_id, "
-                "task_id, composite, coverage, recommendation, band, error, details, trace, usage, "
-                "category, error_type) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                [(run_id, *row) for row in batch.samples],
+            _insert_or_replace(
+                db, "samples", _SAMPLE_COLUMNS_WRITTEN, [(run_id, *row) for row in batch.samples]
             )
             if batch.metric_values:
-                db.executemany(
-                    f"INSERT OR REPLACE INTO sample_metrics VALUES ({_VALUE_MARKS})",
+                _insert_or_replace(
+                    db,
+                    "sample_metrics",
+                    _VALUE_COLUMNS_WRITTEN,
                     self._value_rows(run_id, batch.metric_values),
                 )
             # one row per line: an error there replaces a warning, never the other way
