@@ -407,8 +407,7 @@ def validate_line(
             if where and warnings is not None:
                 warnings.append(surrogate_warning(raw.source, raw.line, where))
             return parsed
-        # the validator itself: model_validate_json checks its options for every line
-        return cast(M, model.__pydantic_validator__.validate_json(raw.text))
+        return model.model_validate_json(raw.text)
     except ValidationError as exc:
         error = exc
     except DECODE_ERRORS as exc:  # raised by a validator on a hostile value
