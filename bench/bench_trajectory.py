@@ -9,8 +9,9 @@ dependency of agentgauge), each in its own process; every time is processor time
 jobs on a shared machine inflate it less than wall time), and every value is compared.
 
 1. ``tool_call_accuracy`` against Ragas' ``collections.ToolCallAccuracy`` (0.4.3), in strict
-   and in any order: ours reads the chats with the ``openai-chat`` importer (not timed) and
-   scores the Traces with ``ToolCallAccuracy.score``; Ragas gets the same chats as its own
+   and in any order: ours reads the chats with the ``openai-chat`` importer (not timed; it
+   lists each trace's calls and its reference's calls as it reads) and scores the Traces with
+   ``ToolCallAccuracy.score``; Ragas gets the same chats as its own
    ``HumanMessage`` / ``AIMessage`` / ``ToolMessage`` and ``ToolCall`` objects (built before
    the clock starts) and scores them with ``ascore`` in one event loop. Each side runs three
    times, in alternation; the best run counts.

@@ -85,3 +85,59 @@ def test_schema_describes_a_trace_line() -> None:
     assert schema["title"] == "Trace"
     assert set(schema["required"]) == {"id", "task"}
     assert "Step" in schema["$defs"]
+
+
+def _call_step(index: int, name: str, **arguments: object) -> Step:
+    return Step(index=index, kind="tool_call", tool_call=ToolCall(name=name, arguments=arguments))
+
+
+def test_calls_made_are_listed_once_and_again_after_any_change() -> None:
+    trace = _full_trace()
+    listed = trace.calls_made()
+    assert listed == (("calc", {"x": 1}),)
+    assert listed[0].name == "calc" and listed[0].arguments is trace.steps[1].tool_call.arguments
+    assert trace.calls_made() is listed  # read once
+    # the record is no field: dumps, equality and copies are those of the fields
+    assert trace == _full_trace() and _full_trace() == trace
+    assert trace.model_dump() == _full_trace().model_dump()
+    assert Trace.model_validate_json(trace.model_dump_json()) == trace
+
+    trace.steps.append(_call_step(3, "search", q="a"))
+    assert [c.name for c in trace.calls_made()] == ["calc", "search"]
+    trace.steps[3] = _call_step(3, "fetch", url="u")
+    assert [c.name for c in trace.calls_made()] == ["calc", "fetch"]
+    trace.steps[3].tool_call = ToolCall(name="open")
+    assert [c.name for c in trace.calls_made()] == ["calc", "open"]
+    trace.steps[1].tool_call.name = "add"  # type: ignore[union-attr]
+    assert [c.name for c in trace.calls_made()] == ["add", "open"]
+    trace.steps.pop(1)
+    assert [c.name for c in trace.calls_made()] == ["open"]
+    trace.steps[-1].tool_call.arguments["mode"] = "fast"  # type: ignore[union-attr]
+    assert trace.calls_made() == (("open", {"mode": "fast"}),)  # the call's own arguments
+    copy = trace.model_copy(update={"steps": [_call_step(0, "calc", x=2)]})
+    assert copy.calls_made() == (("calc", {"x": 2}),)
+    assert trace.calls_made() == (("open", {"mode": "fast"}),)
+    trace.steps = []
+    assert trace.calls_made() == ()
+
+
+def test_reference_calls_are_listed_once_and_again_after_a_change() -> None:
+    from agentgauge.model import ReferenceStep
+
+    def reference(*names: str) -> ReferenceStep:
+        return ReferenceStep(role="assistant", tool_calls=[ToolCall(name=n) for n in names])
+
+    task = Task(id="t", reference_trajectory=[reference("a", "b"), reference(), reference("c")])
+    listed = task.reference_calls()
+    assert listed == (("a", {}), ("b", {}), ("c", {}))
+    assert task.reference_calls() is listed
+    task.reference_trajectory.append(reference("d"))  # type: ignore[union-attr, arg-type]
+    assert [c.name for c in task.reference_calls() or ()] == ["a", "b", "c", "d"]
+    task.reference_trajectory[0].tool_calls = []  # type: ignore[union-attr, index]
+    assert [c.name for c in task.reference_calls() or ()] == ["c", "d"]
+    task.reference_trajectory = [reference("e")]
+    assert [c.name for c in task.reference_calls() or ()] == ["e"]
+    # no reference steps: no reference calls
+    assert Task(id="t", reference_trajectory=["a", "b"]).reference_calls() is None
+    assert Task(id="t", reference_trajectory=[]).reference_calls() is None
+    assert Task(id="t").reference_calls() is None

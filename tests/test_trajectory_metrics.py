@@ -257,6 +257,20 @@ def test_tool_call_accuracy_in_any_order_pairs_repeated_tools_by_arguments() -> 
     )
     assert [p["score"] for p in result.details["pairs"]] == [0.0, 0.0, 1.0]
 
+    # numbers and strings compare as text, as Ragas compares them: 1 and "1" agree, 1 and
+    # 1.0 or True do not; a changed trace (its calls are listed once) is scored anew
+    one = task(ToolCall(name="f", arguments={"a": 1, "b": "x", "c": 1, "d": 0.0}))
+    trace = Trace(id="t", task=one, steps=[Step(index=0, kind="tool_call", tool_call=made[0])])
+    for arguments, value in [
+        ({"a": "1", "b": "x", "c": 1.0, "d": -0.0}, 0.5),
+        ({"a": 1, "b": "x", "c": True, "d": 0.0}, 0.75),
+        ({"a": 1, "b": "x", "c": 1, "d": 0.0}, 1.0),
+    ]:
+        trace.steps[0] = Step(index=0, kind="tool_call", tool_call=ToolCall(name="f"))
+        trace.steps[0].tool_call.arguments.update(arguments)  # type: ignore[union-attr]
+        for order in (True, False):
+            assert _score("tool_call_accuracy", trace, strict_order=order).value == value
+
 
 def test_native_steps_read_as_a_chat() -> None:
     # A recorded agent run: the model's text, its two calls (no parent links), their results

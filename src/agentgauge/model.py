@@ -8,14 +8,16 @@ typo in a trace file is reported instead of silently ignored (free-form data goe
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from enum import StrEnum
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
 
 __all__ = [
     "JSON",
+    "Called",
     "Difficulty",
     "ExpectedCall",
     "MessageType",
@@ -34,10 +36,51 @@ JSON = JsonValue
 """Any JSON value: dict, list, str, int, float, bool or None."""
 
 
+_assignments = 0
+"""How many times a field of a record was assigned: the calls that a trace or a task lists
+once (:meth:`Trace.calls_made`, :meth:`Task.reference_calls`) are listed again after one."""
+
+
+def _calls_listed(
+    record: dict[str, Any],
+    key: str,
+    items: list[Any],
+    calls_of: Callable[[Any], Sequence[ToolCall] | None],
+) -> tuple[Called, ...] | None:
+    """The calls of ``items`` (``calls_of(item)``; None when an item gives None), listed once
+    in ``record`` under ``key`` and listed again after a change: the items are not the same in
+    the same order (equal ones, and the very objects that gave calls: an equal step may hold
+    other values, as ``1 == True``), or a field of any record was assigned."""
+    listed = record.get(key)
+    if listed is not None and listed[0] == _assignments and listed[1] == items:
+        for position, item in listed[2]:
+            if items[position] is not item:
+                break
+        else:
+            return listed[3]  # type: ignore[no-any-return]
+    calls: list[Called] = []
+    given: list[tuple[int, Any]] = []
+    for position, item in enumerate(items):
+        made = calls_of(item)
+        if made is None:
+            return None
+        if made:
+            calls += [_called((call.name, call.arguments)) for call in made]
+            given.append((position, item))
+    found = tuple(calls)
+    record[key] = (_assignments, list(items), given, found)
+    return found
+
+
 class _Record(BaseModel):
     # each record builds its validator on first use: a Trace's holds its parts' schemas, so
     # a command that validates only traces builds none of the parts' own
     model_config = ConfigDict(extra="forbid", validate_assignment=False, defer_build=True)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        global _assignments
+        _assignments += 1
+        super().__setattr__(name, value)
 
 
 class Difficulty(StrEnum):
@@ -94,6 +137,17 @@ class ToolCall(_Record):
     id: str | None = None
     name: str
     arguments: dict[str, JsonValue] = Field(default_factory=dict)
+
+
+class Called(NamedTuple):
+    """A tool call as the comparisons read it: the tool's name and the call's arguments (the
+    call's own dict: read it, never change it)."""
+
+    name: str
+    arguments: dict[str, JsonValue]
+
+
+_called = Called._make  # without the keyword handling of Called(...)
 
 
 def _empty_object_schema() -> dict[str, JsonValue]:
@@ -163,6 +217,18 @@ class Task(_Record):
     optimal_tools: dict[str, str] | None = None
     metadata: dict[str, JsonValue] = Field(default_factory=dict)
 
+    def reference_calls(self) -> tuple[Called, ...] | None:
+        """The tool calls of the reference steps, in order; None when the reference trajectory
+        is not a list of reference steps (none, empty or tool names).
+
+        Listed at the first call, and again after a change: another list, a step added, removed
+        or replaced, a field of any record assigned. A step's list of calls changed in place is
+        not seen: give the step a new list."""
+        steps = self.reference_trajectory
+        if not steps:
+            return None
+        return _calls_listed(self.__dict__, "_reference_calls", steps, _reference_step_calls)
+
     def reference_tool_names(self) -> list[str] | None:
         """The tool names of the reference trajectory, in call order; None without one."""
         reference = self.reference_trajectory
@@ -207,6 +273,14 @@ class Step(_Record):
         return self
 
 
+def _reference_step_calls(step: ReferenceStep | str) -> list[ToolCall] | None:
+    return step.tool_calls if isinstance(step, ReferenceStep) else None
+
+
+def _step_calls(step: Step) -> tuple[ToolCall, ...]:
+    return () if step.tool_call is None else (step.tool_call,)
+
+
 class Trace(_Record):
     """What an agent did on one task: its steps, its final output and its cost."""
 
@@ -226,6 +300,14 @@ class Trace(_Record):
     def tool_calls(self) -> list[ToolCall]:
         """The tool calls the agent made, in order."""
         return [s.tool_call for s in self.steps if s.tool_call is not None]
+
+    def calls_made(self) -> tuple[Called, ...]:
+        """The tool calls the agent made, in order (:attr:`tool_calls`' names and arguments),
+        listed at the first call and again after a change: another list of steps, a step
+        added, removed or replaced, a field of any record assigned."""
+        made = _calls_listed(self.__dict__, "_calls_made", self.steps, _step_calls)
+        assert made is not None  # every step gives its calls
+        return made
 
     def wall_time_s(self) -> float | None:
         """The run's duration: ``duration_s``, else ``ended_at - started_at``, else the sum of

@@ -434,6 +434,9 @@ def _trace(chat: _Chat, line: int, make: _Make = _validated) -> Trace:
             "metadata": dict(chat.metadata or {}),
         },
     )
+    # listed now, while the records are at hand, for every metric that reads the calls
+    trace.calls_made()
+    trace.task.reference_calls()
     return trace
 
 

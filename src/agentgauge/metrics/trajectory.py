@@ -30,11 +30,13 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from json.encoder import c_make_encoder, encode_basestring_ascii  # type: ignore[attr-defined]
+from operator import itemgetter
 from typing import Any, Literal, Protocol, get_args
 
 from agentgauge.metrics.base import MetricResult, metric, shared_per_trace
-from agentgauge.model import JSON, ReferenceStep, StepKind, Task, Trace
+from agentgauge.model import JSON, Called, ReferenceStep, StepKind, Task, Trace
 
 __all__ = [
     "ARGS_MODES",
@@ -825,21 +827,13 @@ def _sort_key(call: _Called) -> tuple[str, ...]:
     return tuple(key)
 
 
-def _reference_calls(task: Task) -> tuple[Sequence[_Called], bool] | str:
-    """The task's reference calls and whether they give arguments (:func:`_read_reference`,
-    read straight from reference steps), or why there are none."""
-    trajectory = task.reference_trajectory
-    if trajectory:
-        calls: list[_Called] = []
-        for step in trajectory:
-            if step.__class__ is not ReferenceStep:
-                break
-            if made := step.tool_calls:
-                calls += made
-        else:
-            return calls, True
-    reference = _read_reference(task)
-    return reference if isinstance(reference, str) else (reference.calls, reference.arguments)
+def _arguments_key(call: Called) -> list[str]:
+    """:func:`_sort_key` without the name (a list compares as a tuple does)."""
+    arguments = call[1]
+    key: list[str] = []
+    for arg in sorted(arguments):
+        key += (arg, str(arguments[arg]))
+    return key
 
 
 def _pair_scores(expected: Sequence[_Called], predicted: Sequence[_Called]) -> list[float]:
@@ -850,43 +844,38 @@ def _pair_scores(expected: Sequence[_Called], predicted: Sequence[_Called]) -> l
     ]
 
 
-def _by_name(calls: Sequence[_Called]) -> dict[str, list[_Called]]:
-    """The calls of each tool, in the order made."""
-    tools: dict[str, list[_Called]] = {}
-    for call in calls:
-        if (same := tools.get(call.name)) is None:
-            tools[call.name] = [call]
-        else:
-            same.append(call)
-    return tools
+_name = itemgetter(0)  # a Called's name
 
 
 def _unordered_pairs(
-    predicted: Sequence[_Called], expected: Sequence[_Called]
-) -> tuple[list[tuple[_Called, _Called]], bool]:
+    predicted: Sequence[Called], expected: Sequence[Called]
+) -> tuple[Iterable[tuple[Called, Called]], bool]:
     """The pairs Ragas scores in any order, and whether the calls may align (the same tools as
     many times each): both sides sorted by :func:`_sort_key` and paired by position.
 
-    The key's first item is the name: the pairs come tool by tool in name order, and only a
-    tool called more than once needs the whole key to pair its calls. Lists that never align
-    (other lengths or tools) are not paired (the details sort them when read)."""
-    if len(predicted) != len(expected):
-        return [], False
-    made, wanted = _by_name(predicted), _by_name(expected)
-    if len(made) != len(wanted):
-        return [], False
-    pairs: list[tuple[_Called, _Called]] = []
-    for name in sorted(wanted):
-        references, calls = wanted[name], made.get(name)
-        if calls is None or len(calls) != len(references):
-            return [], False
-        if len(calls) == 1:
-            pairs.append((references[0], calls[0]))
-        else:
-            pairs += zip(
-                sorted(references, key=_sort_key), sorted(calls, key=_sort_key), strict=True
-            )
-    return pairs, True
+    The key's first item is the name: sorted by name (a stable sort), only the calls of a tool
+    called more than once need the whole key to be paired. Lists that never align (other
+    lengths or tools) are not paired (the details sort them when read)."""
+    count = len(expected)
+    if len(predicted) != count:
+        return (), False
+    if count == 1:
+        return ((expected[0], predicted[0]),), True
+    wanted, made = sorted(expected, key=_name), sorted(predicted, key=_name)
+    names = [call[0] for call in wanted]
+    if names != [call[0] for call in made]:
+        return (), False
+    start = 0
+    while start < count:  # each tool's calls in turn
+        name = names[start]
+        end = start + 1
+        while end < count and names[end] == name:
+            end += 1
+        if end - start > 1:  # the name is the same: the arguments order them
+            wanted[start:end] = sorted(wanted[start:end], key=_arguments_key)
+            made[start:end] = sorted(made[start:end], key=_arguments_key)
+        start = end
+    return zip(wanted, made, strict=True), True
 
 
 def _accuracy(pairs: list[float], expected: int) -> float:
@@ -927,17 +916,18 @@ class ToolCallAccuracy:
         tools only."""
         if trace.metadata and (failed := _run_failure(trace)) is not None:
             return failed
-        reference = _reference_calls(trace.task)
-        if isinstance(reference, str):
-            return MetricResult.missing(reference)
-        expected, arguments = reference
-        if expected and not arguments:
-            return MetricResult.missing(
-                "the reference trajectory names tools only: it has no arguments to compare"
-            )
-        predicted: Sequence[_Called] = [
-            made for step in trace.steps if (made := step.tool_call) is not None
-        ]
+        task = trace.task
+        expected = task.reference_calls()
+        if expected is None:  # no reference steps: tool names, expected calls or nothing
+            reference = _read_reference(task)
+            if isinstance(reference, str):
+                return MetricResult.missing(reference)
+            if reference.calls and not reference.arguments:
+                return MetricResult.missing(
+                    "the reference trajectory names tools only: it has no arguments to compare"
+                )
+            expected = tuple(Called(call.name, call.arguments) for call in reference.calls)
+        predicted = trace.calls_made()
         if not predicted:
             if expected:
                 return MetricResult(0.0, None, "no tool call made")
@@ -947,7 +937,7 @@ class ToolCallAccuracy:
         strict_order = self.strict_order
         if strict_order:
             aligned = len(predicted) == len(expected)
-            pairs: Iterable[tuple[_Called, _Called]] = zip(expected, predicted, strict=False)
+            pairs: Iterable[tuple[Called, Called]] = zip(expected, predicted, strict=False)
         else:
             pairs, aligned = _unordered_pairs(predicted, expected)
         # aligned: the same tools in the same order (sorted by name first, order-free), so
@@ -955,41 +945,27 @@ class ToolCallAccuracy:
         # score is _argument_score's, written out: this loop is the metric's whole work)
         total = 0.0
         if aligned:
-            for e, p in pairs:
-                if p.name != e.name:
+            for (name, wanted), (called, given) in pairs:
+                if called != name:
                     aligned = False
                     break
-                wanted, given = e.arguments, p.arguments
                 if wanted:
                     hits = 0
                     for key, value in wanted.items():
-                        if key in given and str(given[key]) == str(value):
-                            hits += 1
+                        if key in given:
+                            made = given[key]
+                            # two strings are their own text: compared without str()
+                            if made.__class__ is str and value.__class__ is str:
+                                hits += made == value
+                            elif str(made) == str(value):
+                                hits += 1
                     total += hits / len(wanted)
                 elif not given:
                     total += 1.0
-
-        def explain() -> dict[str, Any]:
-            nonlocal expected, predicted
-            if not strict_order:  # the details show the pairs as Ragas sorts them
-                expected, predicted = (
-                    sorted(expected, key=_sort_key),
-                    sorted(predicted, key=_sort_key),
-                )
-            pairs = _pair_scores(expected, predicted)
-            return {
-                "strict_order": strict_order,
-                "aligned": aligned,
-                "pairs": [
-                    {"reference": _label(e), "made": _label(p), "score": s}
-                    for e, p, s in zip(expected, predicted, pairs, strict=False)
-                ],
-                "argument_score": _accuracy(pairs, len(expected)),
-            }
-
+        explain = partial(_accuracy_details, expected, predicted, strict_order, aligned)
         if not aligned:
-            names = [c.name for c in predicted]
-            reference_names = [c.name for c in expected]
+            names = list(map(_name, predicted))
+            reference_names = list(map(_name, expected))
             if not strict_order:  # the names as Ragas' sort orders them: by name first
                 names.sort()
                 reference_names.sort()
@@ -999,3 +975,21 @@ class ToolCallAccuracy:
                 f"tool sequence {names} does not align with the reference's {reference_names}",
             )
         return MetricResult.explained(total / len(expected), explain)
+
+
+def _accuracy_details(
+    expected: Sequence[_Called], predicted: Sequence[_Called], strict_order: bool, aligned: bool
+) -> dict[str, Any]:
+    """``tool_call_accuracy``'s details: each pair's score, the pairs as Ragas makes them."""
+    if not strict_order:  # the details show the pairs as Ragas sorts them
+        expected, predicted = sorted(expected, key=_sort_key), sorted(predicted, key=_sort_key)
+    pairs = _pair_scores(expected, predicted)
+    return {
+        "strict_order": strict_order,
+        "aligned": aligned,
+        "pairs": [
+            {"reference": _label(e), "made": _label(p), "score": s}
+            for e, p, s in zip(expected, predicted, pairs, strict=False)
+        ],
+        "argument_score": _accuracy(pairs, len(expected)),
+    }
