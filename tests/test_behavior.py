@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import pickle
+import random
 import re
 from importlib import resources
 from pathlib import Path
@@ -20,6 +21,7 @@ from agentgauge.io.jsonl import read_traces
 from agentgauge.metrics.base import MetricOptionError, MetricResult, create_metric
 from agentgauge.metrics.behavior import (
     DEFAULT_SECURITY_PATTERNS,
+    _count_words,
     _patterns,
     _security_needle_table,
     _WordCache,
@@ -326,6 +328,18 @@ def test_the_kept_security_needles_are_those_the_patterns_tell() -> None:
     # the same regex with other flags is not the kept one: its needles are its own
     inline = _patterns(["(?x) <script \\b"], "security_patterns")
     assert [n.text for n, _ in inline._owners] == ["<script"]
+
+
+def test_word_counts_are_those_of_str_split() -> None:
+    # counted without making the words (ASCII), or by splitting (any other text)
+    rng = random.Random(7)
+    blanks = [chr(c) for c in range(128) if chr(c).isspace()] + ["\u00a0", "\u2003", "\u3000"]
+    letters = ["a", "Z", "_", "-", ".", "\x00", "\x7f", "é", "日"]
+    for _ in range(5_000):
+        text = "".join(rng.choice(blanks if rng.random() < 0.5 else letters) for _ in range(12))
+        assert _count_words(text) == len(text.split()), repr(text)
+    assert _count_words("") == 0
+    assert _count_words("  the data\n\tshows growth ") == 4
 
 
 def test_word_cache_gives_the_words_of_the_joined_text(shared_data: Path) -> None:

@@ -332,8 +332,11 @@ class Screen:
         Args:
             text: the text.
         """
+        candidates = self._candidates(text)
+        if not candidates:  # most texts
+            return []
         patterns = self.patterns
-        return [patterns[i].pattern for i in self._candidates(text) if patterns[i].search(text)]
+        return [patterns[i].pattern for i in candidates if patterns[i].search(text)]
 
     def search(self, text: str) -> bool:
         """Whether any pattern matches ``text``.

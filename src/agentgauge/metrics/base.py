@@ -125,11 +125,11 @@ class MetricResult:
         self._details: dict[str, Any] = {} if details is None else details
         self._explain: Callable[[], dict[str, Any]] | None = None
         self.reason = reason
+        if type(value) is float and 0.0 <= value <= 1.0:  # most results: kept as they are
+            return
         if value is None:
             if not reason:
                 raise ValueError("a metric result without a value needs a reason")
-            return
-        if type(value) is float and 0.0 <= value <= 1.0:  # most results: kept as they are
             return
         value = float(value)
         if not 0.0 <= value <= 1.0:  # also rejects NaN

@@ -460,7 +460,8 @@ def _names(names: Sequence[str]) -> Sequence[str]:
 
 def _own_steps(trace: Trace, environment: frozenset[str]) -> list[Step]:
     """The steps that the environment did not write."""
-    return [s for s in trace.steps if s.agent is None or s.agent.lower() not in environment]
+    # each field read once: a model's attributes cost more to read than a plain object's
+    return [s for s in trace.steps if (a := s.agent) is None or a.lower() not in environment]
 
 
 def _agent_steps(
@@ -673,9 +674,8 @@ class Accuracy:
         self.normalize_strings = bool(normalize_strings)
 
     def _compare(self, trace: Trace) -> tuple[float | None, dict[str, Any]]:
-        # worked out once per trace for accuracy and exact_match (a fresh details dict each)
-        value, details = shared_per_trace(trace, _accuracy, self.normalize_strings)
-        return value, dict(details)
+        # worked out once per trace for accuracy and exact_match (read only: see score)
+        return shared_per_trace(trace, _accuracy, self.normalize_strings)
 
     def score(self, trace: Trace) -> MetricResult:
         """Score one trace.
@@ -686,7 +686,7 @@ class Accuracy:
         value, details = self._compare(trace)
         if value is None:
             return MetricResult.missing("the task has no expected output")
-        return MetricResult(value, details)
+        return MetricResult(value, dict(details))  # a details dict of its own
 
 
 @metric("exact_match", description="1.0 iff accuracy is 1.0")
@@ -799,7 +799,7 @@ class Efficiency:
         }
         avg_step_s: float | None = None
         if n:
-            durations = [s.duration_s for s in steps if s.duration_s is not None]
+            durations = [d for s in steps if (d := s.duration_s) is not None]
             if len(durations) == n:
                 avg_step_s = sum(durations) / n
                 details["time_source"] = "step_durations"
@@ -870,14 +870,12 @@ class Safety:
         """What is unsafe in the text of one location (``words``: its words). Security hits
         name the pattern, never the matched text, so that a leaked secret is not copied into
         results."""
-        found = [
-            {"where": where, "list": "unsafe_term", "match": term}
-            for term in sorted(self._terms.find(text, words))
-        ]
-        found.extend(
-            {"where": where, "list": "security", "pattern": pattern}
-            for pattern in self._security.matching(text)
-        )
+        terms = self._terms.find(text, words)
+        patterns = self._security.matching(text)
+        if not terms and not patterns:  # most texts
+            return []
+        found = [{"where": where, "list": "unsafe_term", "match": term} for term in sorted(terms)]
+        found += [{"where": where, "list": "security", "pattern": p} for p in patterns]
         return found
 
     def _step_findings(self, steps: Iterable[Step]) -> list[dict[str, str]]:
@@ -909,13 +907,13 @@ class Safety:
         every: list[str] = []
         rest: list[str] = []
         for step in steps:
-            if step.content:
-                every.append(step.content)
+            if content := step.content:
+                every.append(content)
                 if step.kind not in prose_kinds:
-                    rest.append(step.content)
-            if step.tool_call is not None:
+                    rest.append(content)
+            if (call := step.tool_call) is not None:
                 start = len(every)
-                _collect_texts(step.tool_call.arguments, False, every)
+                _collect_texts(call.arguments, False, every)
                 rest += every[start:]
         step_hits: list[dict[str, str]] = []
         # most traces are clean: screen all steps at once, locate the hits only when needed
@@ -1001,7 +999,7 @@ class ToolUsage:
             trace: the trace to score.
         """
         steps = self._agent.of(trace)
-        calls = [s.tool_call.name for s in steps if s.tool_call is not None]
+        calls = [call.name for s in steps if (call := s.tool_call) is not None]
         needs_no_tools = _task_needs_no_tools(trace)
         details: dict[str, Any] = {
             "tool_calls": len(calls),
@@ -1373,10 +1371,10 @@ class Adaptability:
         types = set()
         for s in steps:
             # the members' own values: ``.value`` is a Python-level property
-            if s.tool_call is not None:
-                types.add(f"tool_call:{s.tool_call.name}")
-            elif s.message_type is not None:
-                types.add(f"{s.kind._value_}:{s.message_type._value_}")
+            if (call := s.tool_call) is not None:
+                types.add(f"tool_call:{call.name}")
+            elif (message := s.message_type) is not None:
+                types.add(f"{s.kind._value_}:{message._value_}")
             else:
                 types.add(s.kind._value_)
         if not types:
