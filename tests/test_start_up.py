@@ -78,6 +78,9 @@ NOT_FOR_A_BEHAVIOUR_RUN = {
     "agentgauge.metrics.graph",
     "agentgauge.report.html",
     "agentgauge.documents.compare",
+    # a distributed run's results
+    "agentgauge.results.dataset",
+    "agentgauge.results.parquet",
     "agentgauge.workflows.pairwise",
     "agentgauge.toolcall",
 }

@@ -11,9 +11,9 @@ The names below are imported on first use, so that ``import agentgauge`` stays c
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from agentgauge._lazy import lazy_exports
 from agentgauge._version import __version__
 
 _EXPORTS: dict[str, str] = {
@@ -77,13 +77,7 @@ if TYPE_CHECKING:
     from agentgauge.store import Store as Store
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'agentgauge' has no attribute {name!r}")
-    value = getattr(import_module(module), name)
-    globals()[name] = value  # the next access skips this function
-    return value
+__getattr__ = lazy_exports(globals(), _EXPORTS)
 
 
 def __dir__() -> list[str]:

@@ -253,7 +253,7 @@ class RuleSet:
         every = [*texts, *(checks or {})]
         quiet = {t: tail for t, tail in (quiet or {}).items() if t in owners}
         self._quiet = {
-            texts.index(t): re.compile(f"{re.escape(t)}(?={tail})").match
+            self._index[t]: re.compile(f"{re.escape(t)}(?={tail})").match
             for t, tail in quiet.items()
         }
         self._plans: list[tuple[_Search, ...] | None] = [None] * len(texts)
@@ -279,14 +279,14 @@ class RuleSet:
         for i, rule in enumerate(self.rules):
             for text in rule.plain_needs:
                 if text in owners:
-                    self._needed.setdefault(texts.index(text), []).append(i)
+                    self._needed.setdefault(self._index[text], []).append(i)
         aside = {t for t, own in owners.items() if all(self.rules[i].plain_needs for _, i in own)}
         self._plain_patterns = [t for t in every if t not in calm and t not in aside]
         self._plain_indexes = [i for i, t in enumerate(every) if t not in calm and t not in aside]
         for text, after in calm.items():
             for pattern in _leaving(text, after):
                 self._plain_patterns.append(pattern)
-                self._plain_indexes.append(texts.index(text))
+                self._plain_indexes.append(self._index[text])
         # a quiet needle this close to a text's end has no character after it to tell
         self._calm_ends = tuple((t, len(t) + max(map(len, a), default=0)) for t, a in calm.items())
 

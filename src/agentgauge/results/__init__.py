@@ -9,8 +9,9 @@ them in memory) and kept with the run once it is finished.
 
 from __future__ import annotations
 
-from agentgauge.results.dataset import ResultsFolder
-from agentgauge.results.parquet import ParquetSamples
+from typing import TYPE_CHECKING
+
+from agentgauge._lazy import lazy_exports
 from agentgauge.results.summary import (
     BINS,
     JUDGE_COUNTS,
@@ -21,6 +22,10 @@ from agentgauge.results.summary import (
     run_stats,
 )
 from agentgauge.store import RunInfo, SampleSource, Store
+
+if TYPE_CHECKING:
+    from agentgauge.results.dataset import ResultsFolder as ResultsFolder
+    from agentgauge.results.parquet import ParquetSamples as ParquetSamples
 
 __all__ = [
     "BINS",
@@ -37,6 +42,13 @@ __all__ = [
 ]
 
 
+# a distributed run's results: a run kept in the store never needs them
+__getattr__ = lazy_exports(
+    globals(),
+    {"ParquetSamples": "agentgauge.results.parquet", "ResultsFolder": "agentgauge.results.dataset"},
+)
+
+
 def samples_of(store: Store, run: RunInfo) -> SampleSource:
     """Where a run's samples are read from: the store, or the run's results dataset.
 
@@ -45,6 +57,9 @@ def samples_of(store: Store, run: RunInfo) -> SampleSource:
         run: the run.
     """
     if run.place is not None:
+        from agentgauge.results.dataset import ResultsFolder
+        from agentgauge.results.parquet import ParquetSamples
+
         return ParquetSamples(ResultsFolder(run.place), run)
     return store
 
