@@ -260,6 +260,22 @@ def test_a_chat_is_read_into_the_records_validation_makes(tmp_path: Path) -> Non
     _same_records(trace, validated)
     assert trace == Trace.model_validate_json(trace.model_dump_json())
 
+    # the calls it lists as it reads are the steps' own, as the trace and task list them
+    for read in (trace, validated):
+        made = [(s.tool_call.name, s.tool_call.arguments) for s in read.steps if s.tool_call]
+        assert read.calls_made() == tuple(made)
+        assert all(c.arguments is a for c, (_, a) in zip(read.calls_made(), made, strict=True))
+        assert read.task.reference_trajectory is not None
+        steps = read.task.reference_trajectory
+        reference = [c for s in steps if isinstance(s, ReferenceStep) for c in s.tool_calls]
+        assert reference and read.task.reference_calls() == tuple(
+            (c.name, c.arguments) for c in reference
+        )
+        assert all(
+            c.arguments is r.arguments
+            for c, r in zip(read.task.reference_calls() or (), reference, strict=True)
+        )
+
 
 def test_arguments_nested_deeper_than_validation_takes_are_a_located_error(
     tmp_path: Path,

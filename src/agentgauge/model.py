@@ -8,9 +8,10 @@ typo in a trace file is reported instead of silently ignored (free-form data goe
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from datetime import datetime
 from enum import StrEnum
+from functools import partial
 from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
@@ -41,15 +42,16 @@ _assignments = 0
 once (:meth:`Trace.calls_made`, :meth:`Task.reference_calls`) are listed again after one."""
 
 
+_Found = tuple[list["ToolCall"], list[tuple[int, Any]]]
+"""Calls found in a list, and the position and item of each item that holds some."""
+
+
 def _calls_listed(
-    record: dict[str, Any],
-    key: str,
-    items: list[Any],
-    calls_of: Callable[[Any], Sequence[ToolCall] | None],
+    record: dict[str, Any], key: str, items: list[Any], find: Callable[[list[Any]], _Found | None]
 ) -> tuple[Called, ...] | None:
-    """The calls of ``items`` (``calls_of(item)``; None when an item gives None), listed once
-    in ``record`` under ``key`` and listed again after a change: the items are not the same in
-    the same order (equal ones, and the very objects that gave calls: an equal step may hold
+    """The calls of ``items`` (``find(items)``; None when it finds None), listed once in
+    ``record`` under ``key`` and listed again after a change: the items are not the same in
+    the same order (equal ones, and the very objects that hold calls: an equal step may hold
     other values, as ``1 == True``), or a field of any record was assigned."""
     listed = record.get(key)
     if listed is not None and listed[0] == _assignments and listed[1] == items:
@@ -58,18 +60,13 @@ def _calls_listed(
                 break
         else:
             return listed[3]  # type: ignore[no-any-return]
-    calls: list[Called] = []
-    given: list[tuple[int, Any]] = []
-    for position, item in enumerate(items):
-        made = calls_of(item)
-        if made is None:
-            return None
-        if made:
-            calls += [_called((call.name, call.arguments)) for call in made]
-            given.append((position, item))
-    found = tuple(calls)
-    record[key] = (_assignments, list(items), given, found)
-    return found
+    found = find(items)
+    if found is None:
+        return None
+    calls, given = found
+    made = tuple([_called((call.name, call.arguments)) for call in calls])
+    record[key] = (_assignments, list(items), given, made)
+    return made
 
 
 class _Record(BaseModel):
@@ -147,7 +144,7 @@ class Called(NamedTuple):
     arguments: dict[str, JsonValue]
 
 
-_called = Called._make  # without the keyword handling of Called(...)
+_called = partial(tuple.__new__, Called)  # Called(name, arguments), without a Python call
 
 
 def _empty_object_schema() -> dict[str, JsonValue]:
@@ -227,7 +224,14 @@ class Task(_Record):
         steps = self.reference_trajectory
         if not steps:
             return None
-        return _calls_listed(self.__dict__, "_reference_calls", steps, _reference_step_calls)
+        return _calls_listed(self.__dict__, "_reference_calls", steps, _reference_calls_found)
+
+    def _keep_reference_calls(self, found: _Found) -> None:
+        """Lists the reference calls that a reader found as it made the reference steps (as
+        :meth:`reference_calls` finds them), so that they are not looked for again."""
+        steps = self.reference_trajectory
+        assert steps, "a reference of steps"
+        _calls_listed(self.__dict__, "_reference_calls", steps, lambda _: found)
 
     def reference_tool_names(self) -> list[str] | None:
         """The tool names of the reference trajectory, in call order; None without one."""
@@ -273,12 +277,26 @@ class Step(_Record):
         return self
 
 
-def _reference_step_calls(step: ReferenceStep | str) -> list[ToolCall] | None:
-    return step.tool_calls if isinstance(step, ReferenceStep) else None
+def _reference_calls_found(steps: list[ReferenceStep] | list[str]) -> _Found | None:
+    calls: list[ToolCall] = []
+    given: list[tuple[int, Any]] = []
+    for position, step in enumerate(steps):
+        if not isinstance(step, ReferenceStep):
+            return None
+        if step.tool_calls:
+            calls += step.tool_calls
+            given.append((position, step))
+    return calls, given
 
 
-def _step_calls(step: Step) -> tuple[ToolCall, ...]:
-    return () if step.tool_call is None else (step.tool_call,)
+def _calls_found(steps: list[Step]) -> _Found:
+    calls: list[ToolCall] = []
+    given: list[tuple[int, Any]] = []
+    for position, step in enumerate(steps):
+        if (call := step.tool_call) is not None:
+            calls.append(call)
+            given.append((position, step))
+    return calls, given
 
 
 class Trace(_Record):
@@ -305,9 +323,14 @@ class Trace(_Record):
         """The tool calls the agent made, in order (:attr:`tool_calls`' names and arguments),
         listed at the first call and again after a change: another list of steps, a step
         added, removed or replaced, a field of any record assigned."""
-        made = _calls_listed(self.__dict__, "_calls_made", self.steps, _step_calls)
+        made = _calls_listed(self.__dict__, "_calls_made", self.steps, _calls_found)
         assert made is not None  # every step gives its calls
         return made
+
+    def _keep_calls_made(self, found: _Found) -> None:
+        """Lists the calls that a reader found as it made the steps (as :meth:`calls_made`
+        finds them), so that they are not looked for again."""
+        _calls_listed(self.__dict__, "_calls_made", self.steps, lambda _: found)
 
     def wall_time_s(self) -> float | None:
         """The run's duration: ``duration_s``, else ``ended_at - started_at``, else the sum of

@@ -316,14 +316,21 @@ def _content(message: _Message) -> JSON:
     return message.content
 
 
-def _steps(messages: list[_Message], roles: list[Role], make: _Make) -> list[Step]:
+def _steps(
+    messages: list[_Message], roles: list[Role], make: _Make
+) -> tuple[list[Step], list[ToolCall], list[tuple[int, Step]]]:
+    """The chat's steps, its calls, and the position and step of each call."""
     steps: list[Step] = []
     unanswered: list[str] = []
+    calls: list[ToolCall] = []
+    given: list[tuple[int, Step]] = []
 
-    def add(kind: StepKind, **fields: Any) -> None:
+    def add(kind: StepKind, **fields: Any) -> Step:
         fields["index"] = len(steps)
         fields["kind"] = kind
-        steps.append(make(Step, fields))
+        step: Step = make(Step, fields)
+        steps.append(step)
+        return step
 
     for i, (message, role) in enumerate(zip(messages, roles, strict=True)):
         if role in ("system", "user"):
@@ -335,12 +342,18 @@ def _steps(messages: list[_Message], roles: list[Role], make: _Make) -> list[Ste
                 call = _call(raw_call, ("messages", i, k), lenient=True, make=make)
                 step_id = call.id or f"{turn_id}:call{k}"
                 unanswered.append(step_id)
-                add(
-                    StepKind.tool_call,
-                    id=step_id,
-                    agent=message.name,
-                    parent_id=turn_id,
-                    tool_call=call,
+                calls.append(call)
+                given.append(
+                    (
+                        len(steps),
+                        add(
+                            StepKind.tool_call,
+                            id=step_id,
+                            agent=message.name,
+                            parent_id=turn_id,
+                            tool_call=call,
+                        ),
+                    )
                 )
         else:
             answered = message.tool_call_id
@@ -349,7 +362,7 @@ def _steps(messages: list[_Message], roles: list[Role], make: _Make) -> list[Ste
             if answered in unanswered:
                 unanswered.remove(answered)
             add(StepKind.tool_result, id=message.id, parent_id=answered, result=_content(message))
-    return steps
+    return steps, calls, given
 
 
 def _reference(messages: list[_Message], make: _Make) -> list[ReferenceStep]:
@@ -391,7 +404,7 @@ def _trace(chat: _Chat, line: int, make: _Make = _validated) -> Trace:
     """The chat's trace, its records made by ``make`` (:func:`_trusted` for a chat whose
     model validated every value, read from JSON text)."""
     roles = [_role(m, i) for i, m in enumerate(chat.messages)]
-    steps = _steps(chat.messages, roles, make)
+    steps, calls, given = _steps(chat.messages, roles, make)
     first_assistant = roles.index("assistant") if "assistant" in roles else len(roles)
     prompt: list[JSON] = [
         {"role": role, "content": message.content}
@@ -403,7 +416,8 @@ def _trace(chat: _Chat, line: int, make: _Make = _validated) -> Trace:
     expected_output = None
     if chat.expected_messages is not None:
         reference = _reference(chat.expected_messages, make)
-        expected_calls = [_expected_call(c, make) for step in reference for c in step.tool_calls]
+        reference_calls = [c for step in reference for c in step.tool_calls]
+        expected_calls = [_expected_call(c, make) for c in reference_calls]
         expected_output = _last_assistant_text(
             chat.expected_messages, [step.role for step in reference]
         )
@@ -434,9 +448,11 @@ def _trace(chat: _Chat, line: int, make: _Make = _validated) -> Trace:
             "metadata": dict(chat.metadata or {}),
         },
     )
-    # listed now, while the records are at hand, for every metric that reads the calls
-    trace.calls_made()
-    trace.task.reference_calls()
+    # the calls listed as found, for the metrics that read them
+    trace._keep_calls_made((calls, given))
+    if reference:
+        holding = [(i, step) for i, step in enumerate(reference) if step.tool_calls]
+        trace.task._keep_reference_calls((reference_calls, holding))
     return trace
 
 

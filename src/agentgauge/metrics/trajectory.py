@@ -403,6 +403,8 @@ def _strict_messages(
     if len(actual) != len(reference):
         return _Mismatch(f"the trace has {len(actual)} messages and the reference {len(reference)}")
     for out, ref in zip(actual, reference, strict=True):
+        if out.role == ref.role and not out.calls and not ref.calls:
+            continue  # most messages: nothing more to compare
         where = {"reference_step": ref.step, "trace_step": out.step}
         if out.role != ref.role:
             return _Mismatch(
