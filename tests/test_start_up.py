@@ -240,3 +240,21 @@ def test_plain_values_are_coerced_as_typers_own_adapters_coerce_them(tmp_path: P
             theirs = outcome(typers.coerce, value, param=param, ctx=ctx)
             assert ours == theirs, (param.name, value)
     assert plain >= 40
+
+
+def test_a_typer_that_describes_its_parameters_otherwise_coerces_every_value_itself() -> None:
+    # the plain coercion reads typer's description of a parameter; where a typer release
+    # describes it otherwise (fields missing), every value goes to typer's own coercion
+    from types import SimpleNamespace
+
+    from agentgauge.cli._common import _NOT_PLAIN, _plain_value
+
+    info = SimpleNamespace(parser=None, clamp=False, min=None, max=None, path_type=None)
+    described = SimpleNamespace(annotation=str, file_annotation=None, parameter_info=info)
+    assert _plain_value(SimpleNamespace(type_descriptor=described), "abc", None) == "abc"
+    for missing in ("annotation", "file_annotation"):
+        older = SimpleNamespace(**{k: v for k, v in vars(described).items() if k != missing})
+        assert _plain_value(SimpleNamespace(type_descriptor=older), "abc", None) is _NOT_PLAIN
+    del info.clamp
+    assert _plain_value(SimpleNamespace(type_descriptor=described), "abc", None) is _NOT_PLAIN
+    assert _plain_value(SimpleNamespace(), "abc", None) is _NOT_PLAIN

@@ -42,6 +42,10 @@ _NOT_PLAIN = object()
 """What :func:`_plain_value` returns for a value it leaves to typer's own coercion."""
 
 
+_PARAMETER_INFO_READ = ("parser", "clamp", "min", "max", "path_type")
+"""What :func:`_plain_leaf` reads of typer's description of a parameter."""
+
+
 def _plain_leaf(annotation: Any, info: Any, value: Any, param: Any, ctx: Any) -> Any:
     """One value coerced as typer's pydantic adapter coerces it, for the plain cases (a
     ``str``, an in-range ``int``/``float``, a ``Path``): the same result without building the
@@ -62,8 +66,10 @@ def _plain_leaf(annotation: Any, info: Any, value: Any, param: Any, ctx: Any) ->
             return _NOT_PLAIN
         return annotation(value)
     if annotation is Path and kind is str and info.path_type in (None, Path):
-        from typer._param_types import coerce_cli_path
-
+        try:
+            from typer._param_types import coerce_cli_path
+        except ImportError:  # a typer that checks paths elsewhere: its own coercion
+            return _NOT_PLAIN
         # typer's adapter makes the text a Path (Path(text)), then checks it here, naming
         # the text in its messages: the Path's own text must be the same
         path = Path(value)
@@ -75,8 +81,13 @@ def _plain_leaf(annotation: Any, info: Any, value: Any, param: Any, ctx: Any) ->
 def _plain_value(param: Any, value: Any, ctx: Any) -> Any:
     """A parameter's value coerced without typer's adapter (:func:`_plain_leaf`), a list of
     them for ``list[...]``; :data:`_NOT_PLAIN` when typer must coerce it."""
-    descriptor = param.type_descriptor
-    info = descriptor.parameter_info
+    descriptor: Any = getattr(param, "type_descriptor", None)
+    info: Any = getattr(descriptor, "parameter_info", None)
+    # the typer this was made against describes a parameter so; any other typer coerces alone
+    if not all(hasattr(info, name) for name in _PARAMETER_INFO_READ) or not all(
+        hasattr(descriptor, name) for name in ("annotation", "file_annotation")
+    ):
+        return _NOT_PLAIN
     if descriptor.file_annotation is not None or info.parser is not None:
         return _NOT_PLAIN
     annotation = descriptor.annotation
