@@ -355,7 +355,20 @@ def hide_credentials(text: str) -> str:
     Args:
         text: text to show.
     """
-    return credential_rules().hide(redact_url(text), HIDDEN_CREDENTIAL)
+    rules = credential_rules()
+    shown = rules.hide(redact_url(text), HIDDEN_CREDENTIAL)
+    # hiding a secret can make its neighbour one: a rule that wants a word start before its
+    # match ("AKIA…hf_…") finds the neighbour after the marker. Hidden again until nothing
+    # more is found, so that hiding shown text changes nothing (bounded: a marker is never a
+    # secret, each round hides text that was shown)
+    for _ in range(_MOST_HIDING_ROUNDS):
+        if shown == text:
+            break
+        text, shown = shown, rules.hide(redact_url(shown), HIDDEN_CREDENTIAL)
+    return shown
+
+
+_MOST_HIDING_ROUNDS = 16
 
 
 # a short key is hidden only where it stands alone: "x" is not hidden inside "Exceeded"
