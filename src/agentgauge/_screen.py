@@ -12,9 +12,11 @@ while the patterns that match are exactly those whose own ``search`` finds a mat
 from __future__ import annotations
 
 import importlib
+import json
 import re
 from collections.abc import Sequence
 from functools import cached_property
+from importlib import resources
 from typing import Any, NamedTuple
 
 from ahocorasick_rs import BytesAhoCorasick, Implementation
@@ -111,6 +113,21 @@ def _followed_by(out: frozenset[str], item: Any) -> frozenset[str] | None:
     if len(out) * len(choices) > _MAX_NEEDLES:
         return None
     return frozenset(a + b for a in out for b in choices)
+
+
+def kept_needle_table(name: str) -> Any:
+    """A table of needles kept in the package (``data/<name>``, JSON), told from patterns
+    beforehand because telling them parses each regex; None when the package lacks it (the
+    needles are then told from the patterns).
+
+    Args:
+        name: the file's name in the package's ``data`` folder.
+    """
+    try:
+        text = resources.files("agentgauge").joinpath("data", name).read_text("utf-8")
+    except OSError:
+        return None
+    return json.loads(text)
 
 
 def needles(pattern: re.Pattern[str]) -> tuple[Needle, ...] | None:

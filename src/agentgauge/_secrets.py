@@ -29,7 +29,14 @@ from typing import Any, NamedTuple
 
 from ahocorasick_rs import AhoCorasick, BytesAhoCorasick, Implementation
 
-from agentgauge._screen import Needle, fits, leading_strings, needles, needles_of
+from agentgauge._screen import (
+    Needle,
+    fits,
+    kept_needle_table,
+    leading_strings,
+    needles,
+    needles_of,
+)
 
 __all__ = ["Rule", "RuleSet", "agentgauge_rules", "credential_rules", "gitleaks_rules"]
 
@@ -739,11 +746,7 @@ def _told_needles(source: str, rule: _Own) -> tuple[Needle, ...]:
 def _needle_table() -> dict[str, dict[str, list[Any]]]:
     """The built-in rules' needles as :func:`needle_table` tells them, kept in the package:
     telling them parses the regexes, most of the time making the rules took."""
-    try:
-        text = resources.files("agentgauge").joinpath("data", _NEEDLE_TABLE).read_text("utf-8")
-    except OSError:
-        return {}
-    table: dict[str, dict[str, list[Any]]] = json.loads(text)
+    table: dict[str, dict[str, list[Any]]] = kept_needle_table(_NEEDLE_TABLE) or {}
     return table
 
 

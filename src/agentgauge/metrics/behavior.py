@@ -26,17 +26,15 @@ holds one of its literal parts. So the per-trace cost stays small (the benchmark
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 from typing import Any, ClassVar
 
 from agentgauge._redact import HIDDEN_CREDENTIAL
-from agentgauge._screen import Needle, Screen, needles
+from agentgauge._screen import Needle, Screen, kept_needle_table, needles
 from agentgauge._stop_words import english_stop_words
 from agentgauge.metrics.base import MetricResult, metric, shared_per_trace
 from agentgauge.model import JSON, Step, StepKind, Trace
@@ -410,13 +408,9 @@ def _kept_needles() -> dict[tuple[str, int], tuple[Needle, ...] | None]:
     package: telling them parses each regex, more than half of the time that building the
     safety metric took. A pattern that the table holds with other flags, or not at all, has
     its needles told from it."""
-    try:
-        text = resources.files("agentgauge").joinpath("data", _NEEDLE_TABLE).read_text("utf-8")
-    except OSError:
-        return {}
     return {
         (regex, flags): None if found is None else tuple(Needle(t, w) for t, w in found)
-        for regex, flags, found in json.loads(text)
+        for regex, flags, found in kept_needle_table(_NEEDLE_TABLE) or ()
     }
 
 
